@@ -1,0 +1,126 @@
+//! The call record: what every reader produces for one recorded tool call.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::envelope::{decode_arguments, Arguments};
+use crate::formats::Format;
+use crate::layer::REASON_PARAM;
+
+/// What a recorded call says about its reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// `reason` is a string with non-whitespace text.
+    Present,
+    /// `reason` is an empty or all-whitespace string.
+    Blank,
+    /// `reason` is there but is not a string.
+    Invalid,
+    /// The arguments are an object (or a JSON string holding one) without `reason`.
+    Missing,
+    /// The tool declares a `reason` of its own: a real argument, not the layer's.
+    Declared,
+    /// The arguments cannot carry a reason (free text, an argv array, a hosted tool).
+    Freeform,
+}
+
+impl Status {
+    /// Every status, in the order reports list them.
+    pub const ALL: [Status; 6] = [
+        Status::Present,
+        Status::Blank,
+        Status::Invalid,
+        Status::Missing,
+        Status::Declared,
+        Status::Freeform,
+    ];
+
+    /// The name used on the command line and in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Present => "present",
+            Status::Blank => "blank",
+            Status::Invalid => "invalid",
+            Status::Missing => "missing",
+            Status::Declared => "declared",
+            Status::Freeform => "freeform",
+        }
+    }
+
+    /// Whether this status is part of the coverage denominator.
+    pub fn is_audited(self) -> bool {
+        matches!(
+            self,
+            Status::Present | Status::Blank | Status::Invalid | Status::Missing
+        )
+    }
+
+    /// Whether this status counts against coverage (what `check` flags).
+    pub fn lacks_reason(self) -> bool {
+        matches!(self, Status::Blank | Status::Invalid | Status::Missing)
+    }
+
+    /// Classifies a call by its arguments, as they were recorded.
+    ///
+    /// Returns the status and, when the reason is a string, its text. Arguments that travel as a
+    /// JSON-encoded string are decoded first; the empty string and an absent (`null`) value mean
+    /// "no arguments", which is an object without a reason.
+    pub fn of_arguments(arguments: &Value) -> (Status, Option<String>) {
+        match decode_arguments(arguments) {
+            Arguments::Object(map) => match map.get(REASON_PARAM) {
+                None => (Status::Missing, None),
+                Some(Value::String(text)) if text.trim().is_empty() => {
+                    (Status::Blank, Some(text.clone()))
+                }
+                Some(Value::String(text)) => (Status::Present, Some(text.clone())),
+                Some(_) => (Status::Invalid, None),
+            },
+            Arguments::Empty => (Status::Missing, None),
+            Arguments::NotAnObject => (Status::Freeform, None),
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Status {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Status::ALL
+            .into_iter()
+            .find(|status| status.as_str() == s)
+            .ok_or_else(|| format!("unknown status `{s}`"))
+    }
+}
+
+/// One recorded tool call, as a reader found it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// The path as given, or `-` for stdin.
+    pub source: String,
+    /// 1-based line of the event that holds the call.
+    pub line: u64,
+    /// The log format the call was read from.
+    pub format: Format,
+    /// The session id, when the log has one.
+    pub session: Option<String>,
+    /// The event's timestamp as written, when it has one.
+    pub timestamp: Option<String>,
+    /// The call's id, when it has one.
+    pub call_id: Option<String>,
+    /// The tool's name.
+    pub tool: String,
+    /// The reason's text, when it is a string.
+    pub reason: Option<String>,
+    /// What the call says about its reason.
+    pub status: Status,
+    /// The call's arguments, kept only when asked for.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub arguments: Option<Value>,
+}
