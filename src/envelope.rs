@@ -29,3 +29,156 @@ pub fn decode_arguments(arguments: &Value) -> Arguments<'_> {
         _ => Arguments::NotAnObject,
     }
 }
+
+/// A wire shape for tool declarations and calls.
+///
+/// The layer's rules are written once; an envelope only says where each shape keeps a tool's
+/// name, its schema, a call's arguments and a call's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Envelope {
+    /// OpenAI Chat function tools: `{"type":"function","function":{"name","parameters"}}`;
+    /// calls `{"id","type":"function","function":{"name","arguments"}}`.
+    OpenAiFunction,
+    /// OpenAI Responses: `{"type":"function","name","parameters"}`; calls
+    /// `{"type":"function_call","call_id","name","arguments"}`.
+    Responses,
+    /// MCP: `{"name","inputSchema"}`; calls are `tools/call` requests
+    /// (`{"jsonrpc","id","method":"tools/call","params":{"name","arguments"}}`) or their bare
+    /// `params` object.
+    Mcp,
+    /// Anthropic Messages: `{"name","input_schema"}`; calls `{"type":"tool_use","id","name","input"}`.
+    Anthropic,
+}
+
+impl Envelope {
+    /// Recognises the envelope of a tool declaration from the key that holds its schema.
+    pub fn of_declaration(declaration: &Value) -> Option<Envelope> {
+        let object = declaration.as_object()?;
+        if object.contains_key("function") {
+            Some(Envelope::OpenAiFunction)
+        } else if object.contains_key("inputSchema") {
+            Some(Envelope::Mcp)
+        } else if object.contains_key("input_schema") {
+            Some(Envelope::Anthropic)
+        } else if object.contains_key("parameters") {
+            Some(Envelope::Responses)
+        } else {
+            None
+        }
+    }
+
+    /// Recognises the envelope of a tool call.
+    pub fn of_call(call: &Value) -> Option<Envelope> {
+        let object = call.as_object()?;
+        if object.get("function").is_some_and(Value::is_object) {
+            return Some(Envelope::OpenAiFunction);
+        }
+        match object.get("type").and_then(Value::as_str) {
+            Some("function_call") => return Some(Envelope::Responses),
+            Some("tool_use") => return Some(Envelope::Anthropic),
+            _ => {}
+        }
+        if object.get("method").and_then(Value::as_str) == Some("tools/call")
+            || (object.contains_key("name") && object.contains_key("arguments"))
+        {
+            return Some(Envelope::Mcp);
+        }
+        None
+    }
+
+    /// The object that holds a declaration's name and schema.
+    fn declaration_body(self, declaration: &Value) -> Option<&Map<String, Value>> {
+        match self {
+            Envelope::OpenAiFunction => declaration.get("function")?.as_object(),
+            _ => declaration.as_object(),
+        }
+    }
+
+    fn declaration_body_mut(self, declaration: &mut Value) -> Option<&mut Map<String, Value>> {
+        match self {
+            Envelope::OpenAiFunction => declaration.get_mut("function")?.as_object_mut(),
+            _ => declaration.as_object_mut(),
+        }
+    }
+
+    /// The key under which a declaration keeps its JSON Schema.
+    fn schema_key(self) -> &'static str {
+        match self {
+            Envelope::OpenAiFunction | Envelope::Responses => "parameters",
+            Envelope::Mcp => "inputSchema",
+            Envelope::Anthropic => "input_schema",
+        }
+    }
+
+    /// A declared tool's name, when it is a string.
+    pub fn declared_name(self, declaration: &Value) -> Option<&str> {
+        self.declaration_body(declaration)?.get("name")?.as_str()
+    }
+
+    /// A declaration's schema, whatever it holds.
+    pub fn schema(self, declaration: &Value) -> Option<&Value> {
+        self.declaration_body(declaration)?.get(self.schema_key())
+    }
+
+    /// A declaration's schema, to be changed in place (on a copy).
+    pub fn schema_mut(self, declaration: &mut Value) -> Option<&mut Value> {
+        self.declaration_body_mut(declaration)?
+            .get_mut(self.schema_key())
+    }
+
+    /// The object that holds a call's name and arguments.
+    fn call_body(self, call: &Value) -> Option<&Map<String, Value>> {
+        match self {
+            Envelope::OpenAiFunction => call.get("function")?.as_object(),
+            Envelope::Mcp if call.get("method").is_some() => call.get("params")?.as_object(),
+            _ => call.as_object(),
+        }
+    }
+
+    fn call_body_mut(self, call: &mut Value) -> Option<&mut Map<String, Value>> {
+        match self {
+            Envelope::OpenAiFunction => call.get_mut("function")?.as_object_mut(),
+            Envelope::Mcp if call.get("method").is_some() => {
+                call.get_mut("params")?.as_object_mut()
+            }
+            _ => call.as_object_mut(),
+        }
+    }
+
+    /// The key under which a call keeps its arguments.
+    fn arguments_key(self) -> &'static str {
+        match self {
+            Envelope::Anthropic => "input",
+            _ => "arguments",
+        }
+    }
+
+    /// The name of the tool a call is for, when it is a string.
+    pub fn called_name(self, call: &Value) -> Option<&str> {
+        self.call_body(call)?.get("name")?.as_str()
+    }
+
+    /// A call's arguments, as recorded.
+    pub fn arguments(self, call: &Value) -> Option<&Value> {
+        self.call_body(call)?.get(self.arguments_key())
+    }
+
+    /// A call's arguments, to be changed in place.
+    pub fn arguments_mut(self, call: &mut Value) -> Option<&mut Value> {
+        let key = self.arguments_key();
+        self.call_body_mut(call)?.get_mut(key)
+    }
+
+    /// A call's id as text (a JSON-RPC id may be a number).
+    pub fn call_id(self, call: &Value) -> Option<String> {
+        let key = match self {
+            Envelope::Responses => "call_id",
+            _ => "id",
+        };
+        match call.get(key)? {
+            Value::String(id) => Some(id.clone()),
+            Value::Number(id) => Some(id.to_string()),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The command line, as clap definitions only: parsing, help text, man pages and completions are
+//! all made from these types, and the commands themselves never see them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::formats::Format;
+use crate::record::Status;
+
+/// Every tool call an AI agent makes, and why it made it.
+///
+/// `reasons` puts a `reason` parameter on every tool an agent's model can call and takes it off
+/// again before the call reaches the tool's server, so the person approving a call can read why.
+/// It also reads recorded agent sessions (Claude Code, Codex CLI, OpenAI, Anthropic, Gemini, MCP,
+/// SWE-agent, OpenHands, Kimi) and reports which calls carried a reason.
+///
+/// Exit status: 0 when all is well, 1 when a check found something (`check` flagged calls,
+/// `stats` fell below `--min-coverage`), 2 on a usage, input or I/O error.
+#[derive(Debug, Parser)]
+#[command(
+    name = "reasons",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every recorded tool call with what it touched and its reason.
+    ///
+    /// One row per call: where it was recorded (path:line), the tool, a one-line summary of its
+    /// arguments (the command, path, url or pattern it was given) and the reason the model wrote.
+    /// A table on a terminal, JSON lines otherwise. Reading stdin, each call is written as soon as
+    /// its line arrives, so `tail -f session.jsonl | reasons extract` is live.
+    Extract(ExtractArgs),
+    /// Flag every recorded call that carries no usable reason.
+    ///
+    /// One line per call whose reason is missing, blank or not a string, as `path:line: tool id:
+    /// missing reason`, so editors and terminals can jump to it; a summary on stderr. Exits 1
+    /// when anything is flagged.
+    Check(CheckArgs),
+    /// Count calls and reason coverage per tool, file, session, format or day.
+    ///
+    /// Coverage is the share of audited calls whose reason is present; calls to tools that
+    /// declare their own `reason` and calls whose arguments cannot carry one are counted but not
+    /// audited. `--min-coverage` turns it into a gate for CI; `--merge` adds up earlier JSON
+    /// reports, so shards of logs add up to one.
+    Stats(StatsArgs),
+    /// Apply the reasons layer to a newline-delimited JSON stream.
+    ///
+    /// Reads JSON lines on stdin and writes exactly one line per line read, in order, each as
+    /// soon as it is ready. Tool catalogues passing by (MCP `tools/list` results, request bodies
+    /// with a `tools` array, a bare array of declarations) gain the optional `reason` parameter;
+    /// calls on their way to a tool (MCP `tools/call` requests, bare call objects) lose it.
+    /// Every other line passes byte for byte. Each reason taken off is shown on stderr.
+    Filter(FilterArgs),
+    /// Run an MCP stdio server behind the reasons layer.
+    ///
+    /// Starts SERVER with its arguments and sits between it and the MCP client that started
+    /// `reasons`: the server's tool listings gain the optional `reason` parameter on the way to
+    /// the client, and calls lose it on the way to the server. Everything else passes through
+    /// untouched. Exits with the server's exit status.
+    Proxy(ProxyArgs),
+    /// Print a shell completion script.
+    ///
+    /// For example: `reasons completions bash > ~/.local/share/bash-completion/completions/reasons`.
+    Completions(CompletionsArgs),
+}
+
+/// Where the logs come from, and how to read them.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Log files, directories (searched for *.jsonl, *.json and *.traj), quoted glob patterns,
+    /// or - for stdin. With none and a terminal on stdin, the usual local agent log folders are
+    /// read.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+
+    /// Read every input as this format instead of detecting it from the content.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    pub input_format: Option<Format>,
+
+    /// Treat malformed lines as an error (exit 2) instead of skipping them with a warning.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Audit calls to tools that declare a `reason` of their own, like any other call.
+    #[arg(long)]
+    pub audit_declared: bool,
+}
+
+/// Options of `reasons extract`.
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+
+    /// Output format [default: table on a terminal, jsonl otherwise].
+    #[arg(long, value_enum)]
+    pub format: Option<ExtractFormat>,
+
+    /// Only calls to tools whose name matches this glob pattern (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub tool: Vec<String>,
+
+    /// Only calls with this status (repeatable).
+    #[arg(long, value_name = "STATUS", value_parser = parse_status)]
+    pub status: Vec<Status>,
+
+    /// Only calls that count against coverage: missing, blank or invalid reasons.
+    #[arg(long)]
+    pub missing: bool,
+
+    /// Only calls from this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// Include each call's arguments.
+    #[arg(long)]
+    pub arguments: bool,
+
+    /// Keep reading files as they grow, like `tail -f`.
+    #[arg(long)]
+    pub follow: bool,
+
+    /// Flush each row as it is written, even when stdout is not a terminal.
+    #[arg(long)]
+    pub line_buffered: bool,
+}
+
+/// Output formats of `reasons extract`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExtractFormat {
+    /// A table fitted to the terminal.
+    Table,
+    /// One JSON record per line.
+    Jsonl,
+    /// Comma-separated values with a header row.
+    Csv,
+    /// Tab-separated values with a header row.
+    Tsv,
+}
+
+/// Options of `reasons check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+
+    /// How to report flagged calls.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+
+    /// Never flag calls to tools whose name matches this glob pattern (repeatable).
+    #[arg(long, value_name = "TOOL")]
+    pub allow: Vec<String>,
+
+    /// Also flag reasons that do not help a person: too long, boilerplate repeated across a
+    /// session, a placeholder, or only the tool's name again.
+    #[arg(long)]
+    pub lint: bool,
+
+    /// With --lint, the longest reason that is not flagged, in characters.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_len: usize,
+
+    /// With --lint, how many calls of one session may share the same reason before it is
+    /// flagged as boilerplate.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub repeat: usize,
+}
+
+/// Output formats of `reasons check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// `path:line: tool id: message`, like a compiler.
+    Text,
+    /// GitHub Actions `::warning` annotations.
+    Github,
+    /// The flagged call records, one JSON object per line.
+    Jsonl,
+}
+
+/// Options of `reasons stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+
+    /// What each row counts.
+    #[arg(long, value_enum, default_value_t = GroupBy::Tool)]
+    pub by: GroupBy,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatsFormat::Table)]
+    pub format: StatsFormat,
+
+    /// Exit 1 when the total coverage is below this percentage.
+    #[arg(long, value_name = "PCT")]
+    pub min_coverage: Option<f64>,
+
+    /// Treat the PATHs as earlier `stats --format json` reports and add them up.
+    #[arg(long)]
+    pub merge: bool,
+}
+
+/// What `reasons stats` groups calls by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GroupBy {
+    /// The tool's name.
+    Tool,
+    /// The log file.
+    File,
+    /// The session id.
+    Session,
+    /// The log format.
+    Format,
+    /// The day of the call's timestamp.
+    Day,
+}
+
+/// Output formats of `reasons stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatsFormat {
+    /// A table for the terminal.
+    Table,
+    /// One JSON object, for other tools and for `--merge`.
+    Json,
+    /// A Markdown table, ready for `$GITHUB_STEP_SUMMARY`.
+    Markdown,
+    /// Comma-separated values with a header row.
+    Csv,
+}
+
+/// Options of `reasons filter`.
+#[derive(Debug, Args)]
+pub struct FilterArgs {
+    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Option<PathBuf>,
+
+    /// Leave tool catalogues as they are.
+    #[arg(long)]
+    pub no_augment: bool,
+
+    /// Leave tool calls as they are.
+    #[arg(long)]
+    pub no_strip: bool,
+}
+
+/// Options of `reasons proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr.
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Option<PathBuf>,
+
+    /// The MCP server to run, and its arguments (after `--`).
+    #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
+    pub server: Vec<String>,
+}
+
+/// Options of `reasons completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+fn parse_format(name: &str) -> Result<Format, String> {
+    name.parse()
+}
+
+fn parse_status(name: &str) -> Result<Status, String> {
+    name.parse()
+}

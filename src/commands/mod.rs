@@ -1,0 +1,25 @@
+//! One module per subcommand. Each takes options of its own (never clap's types) and returns how
+//! the run ended; errors are reported by `main`.
+
+mod completions;
+
+use anyhow::bail;
+use reasons::cli::Command;
+
+use crate::exit_codes::ExitCode;
+
+/// Runs one parsed command.
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Completions(args) => completions::run(args.shell, &mut std::io::stdout()),
+        Command::Extract(_) => not_implemented("extract"),
+        Command::Check(_) => not_implemented("check"),
+        Command::Stats(_) => not_implemented("stats"),
+        Command::Filter(_) => not_implemented("filter"),
+        Command::Proxy(_) => not_implemented("proxy"),
+    }
+}
+
+fn not_implemented(command: &str) -> anyhow::Result<ExitCode> {
+    bail!("{command} is not implemented yet")
+}

@@ -1,0 +1,365 @@
+//! The reasons layer: one optional `reason` parameter on every tool declaration going out to the
+//! model, and the same parameter removed from every call going in to the tool's server.
+//!
+//! The rules are written once, on plain [`serde_json::Value`]s, so that the [`Reasons`] provider
+//! composer, the `filter` command and the `proxy` command all apply the very same ones:
+//!
+//! - [`Listing`] augments a catalogue (one or several pages of it) and works out which tool names
+//!   the layer is responsible for;
+//! - [`strip_call`] removes the reason from one call, against such a set of names.
+//!
+//! Nothing here decides anything on what a reason says: it is a claim by the model, for a human.
+
+use std::collections::BTreeSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{json, Map, Value};
+
+use crate::envelope::Envelope;
+
+/// The name of the parameter the layer adds to every declaration it can read.
+pub const REASON_PARAM: &str = "reason";
+
+/// The description of the added parameter: what the model reads when it decides what to write.
+pub const REASON_DESCRIPTION: &str =
+    "One short sentence: why this call. Shown to the human reviewing the session.";
+
+/// The JSON Schema property the layer adds under [`REASON_PARAM`].
+pub fn reason_property() -> Value {
+    json!({ "type": "string", "description": REASON_DESCRIPTION })
+}
+
+/// The set of tool names whose calls the layer strips.
+pub type ToolNames = BTreeSet<String>;
+
+/// What the layer makes of one tool declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Declaration {
+    /// Readable and free of collisions: the layer adds its parameter and strips calls to it.
+    Augmentable {
+        /// The tool's name.
+        name: String,
+        /// Where the declaration keeps its name and schema.
+        envelope: Envelope,
+    },
+    /// The tool has a `reason` of its own (declared, or listed in `required`): left alone.
+    Collision {
+        /// The tool's name.
+        name: String,
+        /// Whether its `reason` property is exactly the one this layer adds, as in a catalogue
+        /// recorded behind the layer.
+        layers_own: bool,
+    },
+    /// No schema the layer can extend without inventing one: passed through as it came.
+    Unreadable {
+        /// The tool's name, when one could be found.
+        name: Option<String>,
+    },
+}
+
+impl Declaration {
+    /// Reads one declaration, in any of the envelopes the layer knows.
+    pub fn classify(declaration: &Value) -> Declaration {
+        let envelope = Envelope::of_declaration(declaration);
+        let name = envelope
+            .and_then(|envelope| envelope.declared_name(declaration))
+            .or_else(|| declaration.get("name").and_then(Value::as_str))
+            .map(str::to_owned);
+        let (Some(envelope), Some(name)) = (envelope, name.clone()) else {
+            return Declaration::Unreadable { name };
+        };
+        let Some(schema) = envelope.schema(declaration).and_then(Value::as_object) else {
+            return Declaration::Unreadable { name: Some(name) };
+        };
+        let properties = match schema.get("properties") {
+            None => None,
+            Some(Value::Object(properties)) => Some(properties),
+            Some(_) => return Declaration::Unreadable { name: Some(name) },
+        };
+        if let Some(own) = properties.and_then(|properties| properties.get(REASON_PARAM)) {
+            let layers_own = *own == reason_property();
+            return Declaration::Collision { name, layers_own };
+        }
+        if requires_reason(schema) {
+            return Declaration::Collision {
+                name,
+                layers_own: false,
+            };
+        }
+        Declaration::Augmentable { name, envelope }
+    }
+
+    /// The tool's name, when the declaration has one.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            Declaration::Augmentable { name, .. } | Declaration::Collision { name, .. } => {
+                Some(name)
+            }
+            Declaration::Unreadable { name } => name.as_deref(),
+        }
+    }
+}
+
+/// An odd schema, but one whose author plainly means something by the name.
+fn requires_reason(schema: &Map<String, Value>) -> bool {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|required| required.iter().any(|name| name == REASON_PARAM))
+}
+
+/// Returns a copy of `declaration` with the reason parameter added, or `None` when the layer
+/// leaves it alone (unreadable, or a collision).
+///
+/// `required` is never touched: a model that omits the reason still makes a valid call.
+pub fn augment_declaration(declaration: &Value) -> Option<Value> {
+    let Declaration::Augmentable { envelope, .. } = Declaration::classify(declaration) else {
+        return None;
+    };
+    let mut augmented = declaration.clone();
+    let schema = envelope.schema_mut(&mut augmented)?.as_object_mut()?;
+    if !schema.get("type").is_some_and(Value::is_string) {
+        schema.insert("type".to_owned(), Value::from("object"));
+    }
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()?;
+    properties.insert(REASON_PARAM.to_owned(), reason_property());
+    Some(augmented)
+}
+
+/// One catalogue listing, possibly spread over several pages, and the tool names it leaves the
+/// layer responsible for.
+///
+/// When in doubt, do not strip: a name declared more than once in a listing is tracked only if
+/// every one of its declarations was augmented.
+#[derive(Debug, Default, Clone)]
+pub struct Listing {
+    augmented: ToolNames,
+    left_alone: ToolNames,
+}
+
+impl Listing {
+    /// Starts an empty listing.
+    pub fn new() -> Listing {
+        Listing::default()
+    }
+
+    /// Augments one page of declarations, returning the copies to publish, in the same order.
+    /// Declarations the layer leaves alone come back exactly as they were.
+    pub fn add_page(&mut self, declarations: &[Value]) -> Vec<Value> {
+        declarations
+            .iter()
+            .map(|declaration| self.add(declaration))
+            .collect()
+    }
+
+    /// Augments one declaration and notes its name.
+    pub fn add(&mut self, declaration: &Value) -> Value {
+        let name = Declaration::classify(declaration).name().map(str::to_owned);
+        match augment_declaration(declaration) {
+            Some(augmented) => {
+                if let Some(name) = name {
+                    self.augmented.insert(name);
+                }
+                augmented
+            }
+            None => {
+                if let Some(name) = name {
+                    self.left_alone.insert(name);
+                }
+                declaration.clone()
+            }
+        }
+    }
+
+    /// The names whose calls the layer strips once this listing is in force.
+    pub fn tracked(&self) -> ToolNames {
+        self.augmented
+            .difference(&self.left_alone)
+            .cloned()
+            .collect()
+    }
+}
+
+/// A call after the layer has seen it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stripped {
+    /// The call to forward.
+    pub call: Value,
+    /// The reason that was removed, whatever its value, when there was one.
+    pub reason: Option<Value>,
+}
+
+/// Removes the reason from a call to a tracked tool, in any envelope the layer knows.
+///
+/// Only a call whose arguments are an object (or a JSON string holding one) *and* contain the
+/// reason is rebuilt; a string is then re-serialised compactly with its keys in order. Every other
+/// call comes back as the very value that was passed in.
+pub fn strip_call(mut call: Value, tracked: &ToolNames) -> Stripped {
+    let reason = Envelope::of_call(&call).and_then(|envelope| {
+        let name = envelope.called_name(&call)?;
+        if !tracked.contains(name) {
+            return None;
+        }
+        take_reason(envelope.arguments_mut(&mut call)?)
+    });
+    Stripped { call, reason }
+}
+
+/// Takes the reason out of arguments that carry one, leaving everything else as it was.
+fn take_reason(arguments: &mut Value) -> Option<Value> {
+    match arguments {
+        Value::Object(map) => map.shift_remove(REASON_PARAM),
+        Value::String(text) if !text.trim().is_empty() => {
+            let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text) else {
+                return None;
+            };
+            let reason = map.shift_remove(REASON_PARAM)?;
+            *text = Value::Object(map).to_string();
+            Some(reason)
+        }
+        _ => None,
+    }
+}
+
+/// Why a provider could not list its tools.
+pub type ListError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The answer to one tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The id of the call this answers, when the call had one.
+    pub call_id: Option<String>,
+    /// What the tool returned, or what went wrong.
+    pub content: Value,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A failed call, with a message saying why.
+    pub fn error(call_id: Option<String>, message: impl Into<String>) -> ToolResult {
+        ToolResult {
+            call_id,
+            content: Value::String(message.into()),
+            is_error: true,
+        }
+    }
+}
+
+/// Anything that can publish a catalogue of tools and run calls to them: a registry, a server
+/// connection, or another layer wrapped around one.
+pub trait Provider: Send + Sync {
+    /// The tool declarations to show the model.
+    ///
+    /// A provider that cannot list its tools fails: a silently shorter catalogue leaves a model
+    /// wondering where a capability went.
+    fn list_tools(&self) -> Result<Vec<Value>, ListError>;
+
+    /// Runs a batch of calls. Never fails: one result per call, in the caller's order.
+    fn execute(&self, calls: Vec<Value>) -> Vec<ToolResult>;
+}
+
+/// The reasons layer as a provider composer: it stacks wherever a provider goes.
+///
+/// Put it under the permission layer (so the human's prompt still sees the reason in the call's
+/// arguments) and over everything else (so no layer that inspects arguments sees a parameter that
+/// is not the server's).
+#[derive(Debug)]
+pub struct Reasons<P> {
+    inner: P,
+    /// `None` until the first listing: before it, nothing is stripped.
+    tracked: Mutex<Option<Arc<ToolNames>>>,
+}
+
+impl<P: Provider> Reasons<P> {
+    /// Wraps a provider.
+    pub fn new(inner: P) -> Reasons<P> {
+        Reasons {
+            inner,
+            tracked: Mutex::new(None),
+        }
+    }
+
+    /// The wrapped provider.
+    pub fn inner(&self) -> &P {
+        &self.inner
+    }
+
+    /// The names the last listing left the layer responsible for, sorted: useful in a test, and
+    /// when asking why a call's reason was not stripped.
+    pub fn augmented_tools(&self) -> Vec<String> {
+        self.snapshot()
+            .map(|names| names.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// One consistent view of the tracked names, for a whole batch.
+    fn snapshot(&self) -> Option<Arc<ToolNames>> {
+        self.tracked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl<P: Provider> Provider for Reasons<P> {
+    fn list_tools(&self) -> Result<Vec<Value>, ListError> {
+        let declarations = self.inner.list_tools()?;
+        let mut listing = Listing::new();
+        let augmented = listing.add_page(&declarations);
+        *self.tracked.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Arc::new(listing.tracked()));
+        Ok(augmented)
+    }
+
+    fn execute(&self, calls: Vec<Value>) -> Vec<ToolResult> {
+        if calls.is_empty() {
+            return Vec::new();
+        }
+        let ids: Vec<Option<String>> = calls.iter().map(call_id).collect();
+        let forwarded = match self.snapshot() {
+            Some(tracked) => calls
+                .into_iter()
+                .map(|call| strip_call(call, &tracked).call)
+                .collect(),
+            None => calls,
+        };
+        let mut results = match catch_unwind(AssertUnwindSafe(|| self.inner.execute(forwarded))) {
+            Ok(results) => results,
+            Err(panic) => {
+                let message = format!("tool provider failed: {}", panic_message(&panic));
+                return ids
+                    .into_iter()
+                    .map(|id| ToolResult::error(id, message.clone()))
+                    .collect();
+            }
+        };
+        if results.len() < ids.len() {
+            let missing = ids[results.len()..].iter().cloned();
+            results.extend(missing.map(|id| ToolResult::error(id, "no result")));
+        }
+        results
+    }
+}
+
+/// The id of a call in whichever envelope it came.
+fn call_id(call: &Value) -> Option<String> {
+    Envelope::of_call(call).and_then(|envelope| envelope.call_id(call))
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "it panicked".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests;

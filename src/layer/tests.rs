@@ -1,0 +1,1 @@
+//! Tests of the layer rules, one per rule of SPEC §1.

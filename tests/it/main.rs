@@ -1,0 +1,5 @@
+//! One integration-test binary: every test here drives the real `reasons` executable.
+
+mod cli;
+mod man;
+mod util;

@@ -1,0 +1,76 @@
+//! Running the real executable, with the environment cleared of what changes its behaviour.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The crate's root, where `samples/` and `man/` live.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A sample log shipped with the project.
+#[allow(dead_code)]
+pub fn sample(name: &str) -> PathBuf {
+    root().join("samples").join(name)
+}
+
+/// A `reasons` command ready to run.
+pub fn reasons() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reasons"));
+    command
+        .env_remove("REASONS_BLESS")
+        .env_remove("COLUMNS")
+        .env("NO_COLOR", "1")
+        .current_dir(root());
+    command
+}
+
+/// The outcome of one run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+/// Runs `reasons ARGS` with `stdin` as its standard input.
+#[track_caller]
+pub fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = reasons()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the reasons binary starts");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let output = child.wait_with_output().expect("reasons runs");
+    writer.join().expect("stdin writer finishes");
+    output.into()
+}
+
+/// Runs `reasons ARGS` with empty standard input.
+#[track_caller]
+pub fn run(args: &[&str]) -> Run {
+    run_with_stdin(args, b"")
+}
+
+/// A path as the `&str` the command line takes.
+#[allow(dead_code)]
+pub fn arg(path: &Path) -> &str {
+    path.to_str().expect("test paths are UTF-8")
+}
