@@ -1,6 +1,93 @@
 //! Readers for recorded agent sessions, one module per shape, plus detection.
+//!
+//! [`read_log`] turns any log a reader understands into [`CallRecord`]s, streaming: a JSONL line
+//! is read, its calls are handed over, then the next line is read. Which format a log is in is
+//! decided from its content, event by event, so a stream that mixes shapes still yields every
+//! call; [`ReadOptions::format`] forces one.
+
+use std::io::BufRead;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::record::CallRecord;
+
+mod anthropic;
+mod catalogue;
+mod gemini;
+mod kimi;
+mod mcp;
+mod openai_chat;
+mod openhands;
+mod prefilter;
+mod read;
+mod responses;
+mod swe_agent;
+mod walk;
+
+/// How to read a log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Read the log as this format, instead of deciding from its content.
+    pub format: Option<Format>,
+    /// Keep each call's arguments in its record.
+    pub keep_arguments: bool,
+    /// Audit the calls of tools that declare a `reason` of their own, instead of marking them
+    /// `declared`.
+    pub audit_declared: bool,
+}
+
+/// What reading a log hands over, in the order the log holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// One recorded tool call.
+    Call(CallRecord),
+    /// A line that is not JSON (or not UTF-8, or cut short): skipped, and reading goes on.
+    Malformed {
+        /// 1-based line of the input.
+        line: u64,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// What a whole read found, beyond the events it handed over.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadSummary {
+    /// Events read: JSONL lines that were parsed, or top-level values of a single document.
+    pub events: u64,
+    /// Call records handed over.
+    pub calls: u64,
+    /// Calls not handed over because an earlier event of the same source recorded them.
+    pub repeats: u64,
+    /// Lines skipped as malformed.
+    pub malformed_lines: u64,
+    /// The format of the first call, when there was one.
+    pub format: Option<Format>,
+}
+
+/// Reads one log and hands each event to `sink` as soon as the line holding it has been read.
+///
+/// `source` is the path as given (`-` for stdin); it goes into every record. A JSONL log is
+/// streamed line by line and never held whole; a single JSON document (pretty-printed
+/// trajectories, API payloads, cassettes) is read whole. Malformed lines become
+/// [`Event::Malformed`] and reading goes on. Reading stops at the first error of `input` or
+/// `sink` (a closed pipe, say), which is returned.
+pub fn read_log<R: BufRead>(
+    source: &str,
+    input: R,
+    options: &ReadOptions,
+    sink: &mut dyn FnMut(Event) -> std::io::Result<()>,
+) -> std::io::Result<ReadSummary> {
+    read::Reader::new(source, options, sink).read(input)
+}
+
+/// The format one event (a JSONL line, or a whole document) is in, decided from its content:
+/// its outer record when that says (a Claude Code or Codex line, a SWE-agent trajectory…), else
+/// the shape of the first call in it. `None` when it holds no call and says nothing.
+pub fn detect(event: &Value) -> Option<Format> {
+    walk::container_format(event).or_else(|| read::first_call_format(event))
+}
 
 /// A log format a reader understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -1,0 +1,122 @@
+//! Anthropic `tool_use` content blocks: Messages API requests and responses, Claude Code
+//! transcripts, exports that wrap them, and streamed events whose `input_json_delta` fragments
+//! are joined per block index.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::walk::{id_at, str_at, Call, Place, Visit, Walker};
+use crate::formats::Format;
+
+/// A `tool_use` block whose input is still arriving in `input_json_delta` fragments.
+#[derive(Debug)]
+struct Pending {
+    id: Option<String>,
+    name: String,
+    /// The block's `input` when it started: the whole input when no fragment follows.
+    input: Value,
+    json: String,
+    place: Place,
+}
+
+/// Streamed blocks not yet stopped, by content block index.
+#[derive(Debug, Default)]
+pub(crate) struct Assembly {
+    pending: BTreeMap<u64, Pending>,
+}
+
+pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Walker) -> Visit {
+    match str_at(map, "type") {
+        Some("tool_use") => {
+            let Some(name) = str_at(map, "name") else {
+                return Visit::Pass;
+            };
+            walk.call(Call {
+                format: Format::Anthropic,
+                call_id: id_at(map, "id"),
+                tool: name.to_owned(),
+                arguments: map.get("input").cloned().unwrap_or(Value::Null),
+                freeform: false,
+            });
+            Visit::Skip
+        }
+        Some(kind) if kind == "tool_result" || kind.ends_with("_tool_result") => Visit::Skip,
+        Some("message_start") => {
+            flush(walk);
+            Visit::Descend
+        }
+        Some("content_block_start") => {
+            let block = map.get("content_block").and_then(Value::as_object);
+            let Some(block) = block.filter(|block| str_at(block, "type") == Some("tool_use"))
+            else {
+                return Visit::Descend;
+            };
+            let Some(name) = str_at(block, "name") else {
+                return Visit::Skip;
+            };
+            let index = map.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let pending = Pending {
+                id: id_at(block, "id"),
+                name: name.to_owned(),
+                input: block.get("input").cloned().unwrap_or(Value::Null),
+                json: String::new(),
+                place: walk.place(),
+            };
+            if let Some(earlier) = walk.state.anthropic_stream.pending.insert(index, pending) {
+                finish(walk, earlier);
+            }
+            Visit::Skip
+        }
+        Some("content_block_delta") => {
+            let index = map.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let fragment = map
+                .get("delta")
+                .and_then(Value::as_object)
+                .filter(|delta| str_at(delta, "type") == Some("input_json_delta"))
+                .and_then(|delta| str_at(delta, "partial_json"));
+            if let (Some(fragment), Some(pending)) = (
+                fragment,
+                walk.state.anthropic_stream.pending.get_mut(&index),
+            ) {
+                pending.json.push_str(fragment);
+            }
+            Visit::Skip
+        }
+        Some("content_block_stop") => {
+            let index = map.get("index").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(pending) = walk.state.anthropic_stream.pending.remove(&index) {
+                finish(walk, pending);
+            }
+            Visit::Skip
+        }
+        _ => Visit::Pass,
+    }
+}
+
+/// Hands over every block still open: the stream ended (or a new message began) without a stop.
+pub(crate) fn flush(walk: &mut Walker) {
+    let pending = std::mem::take(&mut walk.state.anthropic_stream.pending);
+    for pending in pending.into_values() {
+        finish(walk, pending);
+    }
+}
+
+fn finish(walk: &mut Walker, pending: Pending) {
+    let arguments = if pending.json.trim().is_empty() {
+        pending.input
+    } else {
+        // A stream cut short leaves text that is not JSON: it is still the call's input.
+        serde_json::from_str(&pending.json).unwrap_or(Value::String(pending.json))
+    };
+    walk.call_at(
+        Call {
+            format: Format::Anthropic,
+            call_id: pending.id,
+            tool: pending.name,
+            arguments,
+            freeform: false,
+        },
+        pending.place,
+    );
+}

@@ -1,0 +1,174 @@
+//! OpenAI Chat Completions `tool_calls[].{id, function: {name, arguments}}`: in responses, in
+//! request histories, and in streamed chunks whose fragments are joined per index.
+
+use serde_json::{Map, Value};
+
+use super::walk::{id_at, str_at, Call, Place, Visit, Walker};
+use crate::formats::Format;
+
+/// A streamed call still receiving fragments.
+#[derive(Debug)]
+struct Pending {
+    /// Completion id and choice index: the stream the fragments belong to.
+    stream: (Option<String>, u64),
+    index: u64,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+    place: Place,
+}
+
+/// Streamed calls not yet finished, in the order they started.
+#[derive(Debug, Default)]
+pub(crate) struct Assembly {
+    pending: Vec<Pending>,
+}
+
+pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, walk: &mut Walker) -> Visit {
+    if str_at(map, "role") == Some("tool") {
+        return Visit::Skip;
+    }
+    if key == Some("tool_calls") {
+        let function = map.get("function").and_then(Value::as_object);
+        let Some((function, name)) =
+            function.and_then(|function| Some((function, str_at(function, "name")?)))
+        else {
+            return Visit::Pass;
+        };
+        walk.call(Call {
+            format: Format::OpenaiChat,
+            call_id: id_at(map, "id"),
+            tool: name.to_owned(),
+            arguments: function.get("arguments").cloned().unwrap_or(Value::Null),
+            freeform: false,
+        });
+        return Visit::Skip;
+    }
+    if is_chunk(map) {
+        read_chunk(map, walk);
+        return Visit::Skip;
+    }
+    Visit::Pass
+}
+
+fn is_chunk(map: &Map<String, Value>) -> bool {
+    str_at(map, "object") == Some("chat.completion.chunk")
+        || map
+            .get("choices")
+            .and_then(Value::as_array)
+            .is_some_and(|choices| choices.iter().any(|choice| choice.get("delta").is_some()))
+}
+
+fn read_chunk(map: &Map<String, Value>, walk: &mut Walker) {
+    let completion = id_at(map, "id");
+    let choices = map.get("choices").and_then(Value::as_array);
+    for (position, choice) in choices.into_iter().flatten().enumerate() {
+        let Some(choice) = choice.as_object() else {
+            continue;
+        };
+        let choice_index = choice
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(position as u64);
+        let stream = (completion.clone(), choice_index);
+        let fragments = choice
+            .get("delta")
+            .and_then(|delta| delta.get("tool_calls"))
+            .and_then(Value::as_array);
+        for (position, fragment) in fragments.into_iter().flatten().enumerate() {
+            if let Some(fragment) = fragment.as_object() {
+                add_fragment(walk, &stream, position as u64, fragment);
+            }
+        }
+        if choice
+            .get("finish_reason")
+            .is_some_and(|reason| !reason.is_null())
+        {
+            finish_stream(walk, |pending| pending.stream == stream);
+        }
+    }
+}
+
+fn add_fragment(
+    walk: &mut Walker,
+    stream: &(Option<String>, u64),
+    position: u64,
+    fragment: &Map<String, Value>,
+) {
+    let index = fragment
+        .get("index")
+        .and_then(Value::as_u64)
+        .unwrap_or(position);
+    let id = id_at(fragment, "id");
+    let function = fragment.get("function").and_then(Value::as_object);
+    let name = function.and_then(|function| str_at(function, "name"));
+    let arguments = function.and_then(|function| str_at(function, "arguments"));
+    let pending = &mut walk.state.chat_stream.pending;
+    let open = pending
+        .iter()
+        .position(|pending| &pending.stream == stream && pending.index == index);
+    // A new id at an index already in use starts the next call (some servers reuse index 0).
+    let open = match open {
+        Some(open) if id.is_some() && pending[open].id != id => {
+            let earlier = pending.remove(open);
+            finish(walk, earlier);
+            None
+        }
+        open => open,
+    };
+    let pending = &mut walk.state.chat_stream.pending;
+    match open {
+        Some(open) => {
+            let call = &mut pending[open];
+            if let Some(name) = name {
+                call.name.push_str(name);
+            }
+            if let Some(arguments) = arguments {
+                call.arguments.push_str(arguments);
+            }
+        }
+        None => {
+            let place = walk.place();
+            walk.state.chat_stream.pending.push(Pending {
+                stream: stream.clone(),
+                index,
+                id,
+                name: name.unwrap_or_default().to_owned(),
+                arguments: arguments.unwrap_or_default().to_owned(),
+                place,
+            });
+        }
+    }
+}
+
+/// Hands over the streamed calls `which` selects, in the order they started.
+fn finish_stream(walk: &mut Walker, which: impl Fn(&Pending) -> bool) {
+    let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut walk.state.chat_stream.pending)
+        .into_iter()
+        .partition(|pending| which(pending));
+    walk.state.chat_stream.pending = open;
+    for pending in done {
+        finish(walk, pending);
+    }
+}
+
+fn finish(walk: &mut Walker, pending: Pending) {
+    if pending.name.is_empty() {
+        return;
+    }
+    walk.call_at(
+        Call {
+            format: Format::OpenaiChat,
+            call_id: pending.id,
+            tool: pending.name,
+            arguments: Value::String(pending.arguments),
+            freeform: false,
+        },
+        pending.place,
+    );
+}
+
+/// Hands over every streamed call still open: the stream ended without a finish reason.
+pub(crate) fn flush(walk: &mut Walker) {
+    finish_stream(walk, |_| true);
+}

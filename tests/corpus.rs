@@ -1,0 +1,65 @@
+//! Every file of the shared corpus yields the number of calls counted independently in its
+//! `SOURCES.md`. Skipped when the corpus is not beside the crate.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+use reasons::formats::{read_log, Event, ReadOptions};
+
+/// `(folder/file, tool calls)` for each row of the tables in `SOURCES.md`, like
+/// `shared/bin/corpus-check` reads them.
+fn expected(sources: &str) -> Vec<(String, u64)> {
+    let mut rows = Vec::new();
+    let mut folder = None;
+    for line in sources.lines() {
+        if let Some(heading) = line.strip_prefix("### ") {
+            folder = heading.strip_suffix('/').map(str::to_owned);
+            continue;
+        }
+        let (Some(folder), Some(row)) = (&folder, line.strip_prefix("| `")) else {
+            continue;
+        };
+        let cells: Vec<&str> = row.trim_end().trim_end_matches('|').split('|').collect();
+        let file = cells[0].trim().trim_end_matches('`');
+        let calls = cells[cells.len() - 2]
+            .trim()
+            .parse()
+            .expect("a count of tool calls");
+        rows.push((format!("{folder}/{file}"), calls));
+    }
+    rows
+}
+
+#[test]
+fn every_corpus_file_yields_its_counted_calls() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let Ok(sources) = std::fs::read_to_string(corpus.join("SOURCES.md")) else {
+        eprintln!("no corpus at {}: skipped", corpus.display());
+        return;
+    };
+    let rows = expected(&sources);
+    assert!(!rows.is_empty(), "no rows read from SOURCES.md");
+    let mut differ = Vec::new();
+    for (file, want) in &rows {
+        let input = BufReader::new(File::open(corpus.join(file)).expect(file));
+        let mut calls = 0u64;
+        read_log(file, input, &ReadOptions::default(), &mut |event| {
+            if let Event::Call(_) = event {
+                calls += 1;
+            }
+            Ok(())
+        })
+        .expect(file);
+        if calls != *want {
+            differ.push(format!("{file}: {calls} calls found, {want} expected"));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{}/{} corpus files match:\n{}",
+        rows.len() - differ.len(),
+        rows.len(),
+        differ.join("\n")
+    );
+}
