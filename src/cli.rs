@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::formats::Format;
 use crate::record::Status;
+use crate::stats::GroupBy;
 
 /// Every tool call an AI agent makes, and why it made it.
 ///
@@ -212,21 +213,6 @@ pub struct StatsArgs {
     /// Treat the PATHs as earlier `stats --format json` reports and add them up.
     #[arg(long)]
     pub merge: bool,
-}
-
-/// What `reasons stats` groups calls by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GroupBy {
-    /// The tool's name.
-    Tool,
-    /// The log file.
-    File,
-    /// The session id.
-    Session,
-    /// The log format.
-    Format,
-    /// The day of the call's timestamp.
-    Day,
 }
 
 /// Output formats of `reasons stats`.

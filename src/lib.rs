@@ -85,3 +85,4 @@ pub mod envelope;
 pub mod formats;
 pub mod layer;
 pub mod record;
+pub mod stats;

@@ -3,6 +3,9 @@
 
 mod commands;
 mod exit_codes;
+mod input;
+mod output;
+mod scan;
 
 use std::io::{self, Write};
 use std::process;
@@ -12,25 +15,17 @@ use clap::Parser;
 use exit_codes::ExitCode;
 use reasons::cli::Cli;
 
+/// Writing into a closed pipe (`reasons extract … | head`) is how a reader says it has seen
+/// enough: it ends the run quietly, with status 0.
 fn main() {
     let cli = Cli::parse();
     let code = match commands::run(cli.command) {
         Ok(code) => code,
-        Err(error) if is_broken_pipe(&error) => ExitCode::Success,
+        Err(error) if commands::is_broken_pipe(&error) => ExitCode::Success,
         Err(error) => {
             let _ = writeln!(io::stderr().lock(), "reasons: {error:#}");
             ExitCode::Error
         }
     };
     process::exit(code.into());
-}
-
-/// Writing into a closed pipe (`reasons extract … | head`) is how a reader says it has seen
-/// enough: not an error.
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .is_some_and(|error| error.kind() == io::ErrorKind::BrokenPipe)
-    })
 }

@@ -1,25 +1,185 @@
-//! One module per subcommand. Each takes options of its own (never clap's types) and returns how
-//! the run ended; errors are reported by `main`.
+//! One module per subcommand. Each takes options of its own, never clap's types, and returns how
+//! the run ended; `main` reports errors. This module turns parsed arguments into those options.
 
+mod check;
 mod completions;
+mod extract;
+mod stats;
 
-use anyhow::bail;
-use reasons::cli::Command;
+use std::io::{self, BufWriter, IsTerminal, Write};
+
+use anyhow::{bail, Context};
+use reasons::cli::{CheckArgs, Command, ExtractArgs, ExtractFormat, InputArgs, StatsArgs};
+use reasons::formats::ReadOptions;
+use reasons::record::Status;
 
 use crate::exit_codes::ExitCode;
+use crate::input::{self, Problem, Source};
+use crate::output::WriterOptions;
+use crate::scan::ScanOptions;
 
 /// Runs one parsed command.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
-    match command {
-        Command::Completions(args) => completions::run(args.shell, &mut std::io::stdout()),
-        Command::Extract(_) => not_implemented("extract"),
-        Command::Check(_) => not_implemented("check"),
-        Command::Stats(_) => not_implemented("stats"),
+    let stdout = io::stdout();
+    let line_buffered = stdout.is_terminal();
+    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let code = match command {
+        Command::Completions(args) => completions::run(args.shell, &mut out),
+        Command::Extract(args) => extract::run(extract_options(args, line_buffered)?, &mut out),
+        Command::Check(args) => check::run(check_options(args)?, &mut out),
+        Command::Stats(args) => stats::run(stats_options(args)?, &mut out),
         Command::Filter(_) => not_implemented("filter"),
         Command::Proxy(_) => not_implemented("proxy"),
-    }
+    }?;
+    out.flush()?;
+    Ok(code)
 }
 
 fn not_implemented(command: &str) -> anyhow::Result<ExitCode> {
     bail!("{command} is not implemented yet")
+}
+
+/// The logs a command reads, and how.
+pub struct Reading {
+    pub sources: Vec<Source>,
+    /// Paths that named no readable log: reported, and the run ends with status 2.
+    pub problems: Vec<Problem>,
+    pub scan: ScanOptions,
+    /// Whether each record is flushed as soon as it is written.
+    pub line_buffered: bool,
+}
+
+fn reading(
+    input: InputArgs,
+    keep_arguments: bool,
+    follow: bool,
+    line_buffered: bool,
+) -> anyhow::Result<Reading> {
+    let expanded = input::expand(&input.paths, &mut |announcement| {
+        let _ = writeln!(io::stderr().lock(), "reasons: {announcement}");
+    })?;
+    if follow && !matches!(&expanded.sources[..], [Source::File(_)]) {
+        bail!("--follow reads exactly one file");
+    }
+    Ok(Reading {
+        sources: expanded.sources,
+        problems: expanded.problems,
+        scan: ScanOptions {
+            read: ReadOptions {
+                format: input.input_format,
+                keep_arguments,
+                audit_declared: input.audit_declared,
+            },
+            strict: input.strict,
+            follow,
+        },
+        line_buffered,
+    })
+}
+
+/// Says what is wrong with each path that could not be read; true when there was any.
+pub fn report_problems(problems: &[Problem]) -> bool {
+    for problem in problems {
+        let _ = writeln!(
+            io::stderr().lock(),
+            "reasons: {}: {}",
+            problem.path,
+            problem.message
+        );
+    }
+    !problems.is_empty()
+}
+
+/// Whether an error is, at bottom, a write into a closed pipe.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|error| error.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn patterns(globs: &[String], option: &str) -> anyhow::Result<Vec<glob::Pattern>> {
+    globs
+        .iter()
+        .map(|pattern| {
+            glob::Pattern::new(pattern)
+                .with_context(|| format!("{option} {pattern}: not a valid pattern"))
+        })
+        .collect()
+}
+
+/// The width a table is fitted to: the terminal's, else `$COLUMNS`, else 100.
+fn terminal_width() -> u16 {
+    comfy_table::Table::new()
+        .width()
+        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+        .unwrap_or(100)
+}
+
+fn extract_options(
+    args: ExtractArgs,
+    stdout_is_terminal: bool,
+) -> anyhow::Result<extract::Options> {
+    let format = args.format.unwrap_or(if stdout_is_terminal {
+        ExtractFormat::Table
+    } else {
+        ExtractFormat::Jsonl
+    });
+    // Tables and spreadsheets show what a call touched, which is read off its arguments.
+    let keep_arguments = args.arguments || format != ExtractFormat::Jsonl;
+    let mut statuses = args.status;
+    if args.missing {
+        statuses.extend(
+            Status::ALL
+                .into_iter()
+                .filter(|status| status.lacks_reason()),
+        );
+    }
+    Ok(extract::Options {
+        reading: reading(
+            args.input,
+            keep_arguments,
+            args.follow,
+            args.line_buffered || stdout_is_terminal,
+        )?,
+        format,
+        filter: extract::Filter {
+            tools: patterns(&args.tool, "--tool")?,
+            statuses,
+            session: args.session,
+        },
+        writer: WriterOptions {
+            arguments: args.arguments,
+            width: terminal_width(),
+        },
+    })
+}
+
+fn check_options(args: CheckArgs) -> anyhow::Result<check::Options> {
+    Ok(check::Options {
+        reading: reading(args.input, false, false, false)?,
+        format: args.format,
+        allow: patterns(&args.allow, "--allow")?,
+        lint: args.lint.then_some(check::Lint {
+            max_len: args.max_len,
+            repeat: args.repeat,
+        }),
+    })
+}
+
+fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
+    if let Some(threshold) = args.min_coverage {
+        if !(0.0..=100.0).contains(&threshold) {
+            bail!("--min-coverage {threshold}: give a percentage from 0 to 100");
+        }
+    }
+    let merge = args.merge;
+    Ok(stats::Options {
+        reading: reading(args.input, false, false, false)?,
+        by: args.by,
+        format: args.format,
+        min_coverage: args.min_coverage,
+        merge,
+    })
 }

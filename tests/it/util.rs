@@ -74,3 +74,38 @@ pub fn run(args: &[&str]) -> Run {
 pub fn arg(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")
 }
+
+/// One Claude Code transcript line holding one `tool_use` call.
+#[allow(dead_code)]
+pub fn claude_call(session: &str, id: &str, tool: &str, input: serde_json::Value) -> String {
+    serde_json::json!({
+        "type": "assistant",
+        "sessionId": session,
+        "timestamp": "2026-11-30T09:00:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": id, "name": tool, "input": input}]
+        }
+    })
+    .to_string()
+}
+
+/// A log file written into a fresh temporary directory.
+#[allow(dead_code)]
+pub fn log_file(name: &str, lines: &[String]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join(name);
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(&path, text).expect("the log is written");
+    (dir, path)
+}
+
+/// The JSON records of a `--format jsonl` run.
+#[allow(dead_code)]
+pub fn records(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is a JSON record"))
+        .collect()
+}

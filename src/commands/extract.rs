@@ -1,0 +1,121 @@
+//! `reasons extract`: every recorded call, with what it touched and its reason.
+
+use std::cell::RefCell;
+use std::io::{self, Write};
+
+use reasons::cli::ExtractFormat;
+use reasons::record::{CallRecord, Status};
+
+use crate::commands::{report_problems, Reading};
+use crate::exit_codes::ExitCode;
+use crate::output::{record_writer, WriterOptions};
+use crate::scan::{each_in_order, read_source};
+
+/// What `extract` shows.
+pub struct Options {
+    pub reading: Reading,
+    pub format: ExtractFormat,
+    pub filter: Filter,
+    pub writer: WriterOptions,
+}
+
+/// Which calls `extract` shows.
+#[derive(Default)]
+pub struct Filter {
+    /// Tool name patterns; empty means every tool.
+    pub tools: Vec<glob::Pattern>,
+    /// Statuses; empty means every status.
+    pub statuses: Vec<Status>,
+    /// A session id.
+    pub session: Option<String>,
+}
+
+impl Filter {
+    pub fn keeps(&self, record: &CallRecord) -> bool {
+        (self.tools.is_empty() || self.tools.iter().any(|tool| tool.matches(&record.tool)))
+            && (self.statuses.is_empty() || self.statuses.contains(&record.status))
+            && self
+                .session
+                .as_ref()
+                .is_none_or(|session| record.session.as_ref() == Some(session))
+    }
+}
+
+pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let Options {
+        reading,
+        format,
+        filter,
+        writer: writer_options,
+    } = options;
+    let mut writer = record_writer(format, writer_options);
+    let mut failed = report_problems(&reading.problems);
+    if let [source] = &reading.sources[..] {
+        // One source is streamed: each call is written as soon as its line is read.
+        let shared = RefCell::new((out, &mut writer));
+        let summary = read_source(
+            source,
+            &reading.scan,
+            &mut || {
+                let (out, writer) = &mut *shared.borrow_mut();
+                writer.flush(*out)
+            },
+            &mut |record| {
+                if !filter.keeps(&record) {
+                    return Ok(());
+                }
+                let (out, writer) = &mut *shared.borrow_mut();
+                writer.write(*out, &record)?;
+                if reading.line_buffered {
+                    writer.flush(*out)?;
+                }
+                Ok(())
+            },
+            &mut |warning| warn(&warning),
+        );
+        let (out, writer) = &mut *shared.borrow_mut();
+        writer.flush(*out)?;
+        if let Err(error) = summary {
+            if crate::commands::is_broken_pipe(&error) {
+                return Err(error);
+            }
+            eprintln!("reasons: {error:#}");
+            failed = true;
+        }
+    } else {
+        each_in_order(
+            &reading.sources,
+            &reading.scan,
+            Vec::new,
+            |records, record| {
+                if filter.keeps(&record) {
+                    records.push(record);
+                }
+            },
+            |_, result| {
+                result.warnings.iter().for_each(|warning| warn(warning));
+                for record in &result.value {
+                    writer.write(out, record)?;
+                }
+                if let Err(error) = result.summary {
+                    eprintln!("reasons: {error:#}");
+                    failed = true;
+                }
+                if reading.line_buffered {
+                    writer.flush(out)?;
+                }
+                Ok(())
+            },
+        )?;
+        writer.flush(out)?;
+    }
+    Ok(if failed {
+        ExitCode::Error
+    } else {
+        ExitCode::Success
+    })
+}
+
+fn warn(warning: &str) {
+    let _ = writeln!(io::stderr().lock(), "reasons: {warning}");
+}

@@ -1,0 +1,206 @@
+//! Reading logs: one source at a time as a live stream, or many files in parallel with their
+//! results handed on in the order the sources were given.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use rayon::prelude::*;
+use reasons::formats::{read_log, Event, ReadOptions, ReadSummary};
+use reasons::record::CallRecord;
+
+use crate::input::Source;
+
+/// How logs are read, whatever the command.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// What the readers are told.
+    pub read: ReadOptions,
+    /// Whether a malformed line is an error rather than a warning.
+    pub strict: bool,
+    /// Whether a file is followed as it grows, like `tail -f`.
+    pub follow: bool,
+}
+
+/// Large reads: logs are big and mostly skipped.
+const READ_BUFFER: usize = 256 * 1024;
+
+/// How often a followed file is looked at again once its end is reached.
+const FOLLOW_POLL: Duration = Duration::from_millis(200);
+
+/// Reads one source, handing each call to `on_call` as soon as the line holding it is read.
+///
+/// `before_wait` runs before every read that may block (stdin, a followed file), so output is
+/// flushed while the tool waits for more input. Malformed lines are reported through `on_warning`
+/// (as `path:line: what`), or end the read when `strict`.
+pub fn read_source(
+    source: &Source,
+    options: &ScanOptions,
+    before_wait: &mut dyn FnMut() -> io::Result<()>,
+    on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
+    on_warning: &mut dyn FnMut(String),
+) -> anyhow::Result<ReadSummary> {
+    let name = source.name();
+    let mut strict_failure = None;
+    let mut sink = |event: Event| -> io::Result<()> {
+        match event {
+            Event::Call(record) => on_call(record),
+            Event::Malformed { line, message } => {
+                let warning = format!("{name}:{line}: {message}");
+                if options.strict {
+                    strict_failure = Some(warning);
+                    return Err(io::Error::other("malformed line"));
+                }
+                on_warning(warning);
+                Ok(())
+            }
+        }
+    };
+    let result = match source {
+        Source::Stdin => {
+            let stdin = io::stdin().lock();
+            let input = BufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
+            read_log(&name, input, &options.read, &mut sink)
+        }
+        Source::File(path) => {
+            let file = File::open(path).with_context(|| format!("{name}: cannot open"))?;
+            if options.follow {
+                let input = BufReader::with_capacity(READ_BUFFER, Follow::new(file, before_wait));
+                read_log(&name, input, &options.read, &mut sink)
+            } else {
+                let input = BufReader::with_capacity(READ_BUFFER, file);
+                read_log(&name, input, &options.read, &mut sink)
+            }
+        }
+    };
+    if let Some(failure) = strict_failure {
+        return Err(anyhow!("{failure} (--strict)"));
+    }
+    result.with_context(|| format!("{name}: cannot read"))
+}
+
+/// Runs `before_wait` before each read of the inner reader: a buffered reader only reads when
+/// its buffer is empty, which is exactly when the next read may block.
+struct WaitHook<'a, R> {
+    inner: R,
+    before_wait: &'a mut dyn FnMut() -> io::Result<()>,
+}
+
+impl<'a, R> WaitHook<'a, R> {
+    fn new(inner: R, before_wait: &'a mut dyn FnMut() -> io::Result<()>) -> Self {
+        WaitHook { inner, before_wait }
+    }
+}
+
+impl<R: Read> Read for WaitHook<'_, R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        (self.before_wait)()?;
+        self.inner.read(buffer)
+    }
+}
+
+/// A file that never ends: at its end, wait for more to be written.
+struct Follow<'a> {
+    file: File,
+    before_wait: &'a mut dyn FnMut() -> io::Result<()>,
+}
+
+impl<'a> Follow<'a> {
+    fn new(file: File, before_wait: &'a mut dyn FnMut() -> io::Result<()>) -> Self {
+        Follow { file, before_wait }
+    }
+}
+
+impl Read for Follow<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let read = self.file.read(buffer)?;
+            if read > 0 || buffer.is_empty() {
+                return Ok(read);
+            }
+            (self.before_wait)()?;
+            std::thread::sleep(FOLLOW_POLL);
+        }
+    }
+}
+
+/// What reading one file in the background produced.
+pub struct FileResult<T> {
+    /// The command's own result for the file.
+    pub value: T,
+    /// Warnings about malformed lines, in line order.
+    pub warnings: Vec<String>,
+    /// What the reader counted, or why the file could not be read.
+    pub summary: anyhow::Result<ReadSummary>,
+}
+
+/// Reads every source in parallel, folding each one's calls with `fold` into a fresh `T`, and
+/// hands the results to `emit` in the order of `sources`, each as soon as it and all before it
+/// are done.
+pub fn each_in_order<T: Send>(
+    sources: &[Source],
+    options: &ScanOptions,
+    init: impl Fn() -> T + Sync,
+    fold: impl Fn(&mut T, CallRecord) + Sync,
+    mut emit: impl FnMut(&Source, FileResult<T>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let stop = AtomicBool::new(false);
+    let work = |source: &Source| {
+        let mut value = init();
+        let mut warnings = Vec::new();
+        let summary = read_source(
+            source,
+            options,
+            &mut || Ok(()),
+            &mut |record| {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(io::Error::new(io::ErrorKind::Interrupted, "stopped"));
+                }
+                fold(&mut value, record);
+                Ok(())
+            },
+            &mut |warning| warnings.push(warning),
+        );
+        FileResult {
+            value,
+            warnings,
+            summary,
+        }
+    };
+    if sources.len() <= 1 {
+        for source in sources {
+            emit(source, work(source))?;
+        }
+        return Ok(());
+    }
+    let (sender, receiver) = mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            sources
+                .par_iter()
+                .enumerate()
+                .for_each_with(sender, |sender, (index, source)| {
+                    if !stop.load(Ordering::Relaxed) {
+                        let _ = sender.send((index, work(source)));
+                    }
+                });
+        });
+        let mut finished = BTreeMap::new();
+        let mut next = 0;
+        for (index, result) in receiver {
+            finished.insert(index, result);
+            while let Some(result) = finished.remove(&next) {
+                if let Err(error) = emit(&sources[next], result) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(error);
+                }
+                next += 1;
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,457 @@
+//! Coverage counts: per group, in total, and added up across runs.
+//!
+//! A [`Report`] is what `reasons stats` prints as JSON, and what `--merge` reads back: it carries
+//! every count it needs to be added to another exactly, the distribution of reason lengths
+//! included (a median cannot be merged; the lengths it is taken from can).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::{CallRecord, Status};
+
+/// What one row of a report counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupBy {
+    /// The tool's name.
+    Tool,
+    /// The log file.
+    File,
+    /// The session id.
+    Session,
+    /// The log format.
+    Format,
+    /// The day of the call's timestamp (UTC, as written).
+    Day,
+}
+
+impl GroupBy {
+    /// The name used on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupBy::Tool => "tool",
+            GroupBy::File => "file",
+            GroupBy::Session => "session",
+            GroupBy::Format => "format",
+            GroupBy::Day => "day",
+        }
+    }
+
+    /// The group a record falls in.
+    pub fn key(self, record: &CallRecord) -> String {
+        match self {
+            GroupBy::Tool => record.tool.clone(),
+            GroupBy::File => record.source.clone(),
+            GroupBy::Session => record.session.clone().unwrap_or_else(|| NONE.to_owned()),
+            GroupBy::Format => record.format.as_str().to_owned(),
+            GroupBy::Day => record
+                .timestamp
+                .as_deref()
+                .and_then(day_of)
+                .unwrap_or_else(|| NONE.to_owned()),
+        }
+    }
+}
+
+/// The key of calls that have no session, or no timestamp.
+pub const NONE: &str = "(none)";
+
+/// The calendar day (`YYYY-MM-DD`, UTC) of a timestamp written as ISO 8601 or as seconds or
+/// milliseconds since the Unix epoch.
+pub fn day_of(timestamp: &str) -> Option<String> {
+    let timestamp = timestamp.trim();
+    if let Ok(number) = timestamp.parse::<f64>() {
+        // Past the year 2286 in seconds means the number is in milliseconds.
+        let seconds = if number.abs() >= 1e10 {
+            number / 1000.0
+        } else {
+            number
+        };
+        let days = (seconds / 86_400.0).floor() as i64;
+        let (year, month, day) = civil_from_days(days);
+        return Some(format!("{year:04}-{month:02}-{day:02}"));
+    }
+    let date = timestamp.get(..10)?;
+    let bytes = date.as_bytes();
+    let digits = |range: std::ops::Range<usize>| bytes[range].iter().all(u8::is_ascii_digit);
+    (digits(0..4) && bytes[4] == b'-' && digits(5..7) && bytes[7] == b'-' && digits(8..10))
+        .then(|| date.to_owned())
+}
+
+/// Howard Hinnant's days-to-civil algorithm: the proleptic Gregorian date of a day number.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// The counts of one group, or of everything.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Every call.
+    pub calls: u64,
+    /// Calls with a reason.
+    pub present: u64,
+    /// Calls whose reason is empty or whitespace.
+    pub blank: u64,
+    /// Calls whose reason is not a string.
+    pub invalid: u64,
+    /// Calls without a reason.
+    pub missing: u64,
+    /// Calls to tools that declare a `reason` of their own (not audited).
+    pub declared: u64,
+    /// Calls whose arguments cannot carry a reason (not audited).
+    pub freeform: u64,
+    /// Present reasons as a percentage of audited calls; `None` when no call is audited.
+    pub coverage: Option<f64>,
+    /// The median length of present reasons, in characters.
+    pub median_reason_length: Option<f64>,
+    /// How many present reasons have each length, in characters: what makes medians mergeable.
+    /// Written as `[[length, count], …]` pairs.
+    #[serde(with = "length_pairs")]
+    pub reason_lengths: BTreeMap<usize, u64>,
+}
+
+impl Counts {
+    /// Counts one call.
+    pub fn add(&mut self, record: &CallRecord) {
+        self.calls += 1;
+        *self.count_mut(record.status) += 1;
+        if record.status == Status::Present {
+            if let Some(reason) = &record.reason {
+                *self
+                    .reason_lengths
+                    .entry(reason.trim().chars().count())
+                    .or_default() += 1;
+            }
+        }
+        self.refresh();
+    }
+
+    /// Adds another group's counts to these.
+    pub fn merge(&mut self, other: &Counts) {
+        self.calls += other.calls;
+        for status in Status::ALL {
+            *self.count_mut(status) += other.count(status);
+        }
+        for (length, count) in &other.reason_lengths {
+            *self.reason_lengths.entry(*length).or_default() += count;
+        }
+        self.refresh();
+    }
+
+    /// The number of calls with this status.
+    pub fn count(&self, status: Status) -> u64 {
+        match status {
+            Status::Present => self.present,
+            Status::Blank => self.blank,
+            Status::Invalid => self.invalid,
+            Status::Missing => self.missing,
+            Status::Declared => self.declared,
+            Status::Freeform => self.freeform,
+        }
+    }
+
+    fn count_mut(&mut self, status: Status) -> &mut u64 {
+        match status {
+            Status::Present => &mut self.present,
+            Status::Blank => &mut self.blank,
+            Status::Invalid => &mut self.invalid,
+            Status::Missing => &mut self.missing,
+            Status::Declared => &mut self.declared,
+            Status::Freeform => &mut self.freeform,
+        }
+    }
+
+    /// The calls in the coverage denominator.
+    pub fn audited(&self) -> u64 {
+        self.present + self.blank + self.invalid + self.missing
+    }
+
+    /// Recomputes what is derived from the counts, so a report read back is never trusted for it.
+    fn refresh(&mut self) {
+        let audited = self.audited();
+        self.coverage = (audited > 0).then(|| 100.0 * self.present as f64 / audited as f64);
+        self.median_reason_length = median(&self.reason_lengths);
+    }
+}
+
+/// The median of a distribution given as value → how many times it occurs.
+fn median(distribution: &BTreeMap<usize, u64>) -> Option<f64> {
+    let total: u64 = distribution.values().sum();
+    if total == 0 {
+        return None;
+    }
+    // The values at 0-based ranks (total-1)/2 and total/2: the same one when total is odd.
+    let nth = |rank: u64| {
+        let mut seen = 0;
+        for (value, count) in distribution {
+            seen += count;
+            if seen > rank {
+                return *value as f64;
+            }
+        }
+        unreachable!("rank {rank} is below the total {total}")
+    };
+    Some((nth((total - 1) / 2) + nth(total / 2)) / 2.0)
+}
+
+/// A distribution as `[[value, count], …]`: JSON object keys would have to be strings.
+mod length_pairs {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        distribution: &BTreeMap<usize, u64>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(distribution.iter())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<BTreeMap<usize, u64>, D::Error> {
+        let pairs = Vec::<(usize, u64)>::deserialize(deserializer)?;
+        let mut distribution = BTreeMap::new();
+        for (value, count) in pairs {
+            *distribution.entry(value).or_default() += count;
+        }
+        Ok(distribution)
+    }
+}
+
+/// One group's counts, with its key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// The tool, file, session, format or day.
+    pub key: String,
+    /// Its counts.
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+/// What `reasons stats` reports: the shape of its JSON output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Every call read.
+    pub totals: Counts,
+    /// One row per group, in report order.
+    pub groups: Vec<Group>,
+    /// What the groups are.
+    pub by: GroupBy,
+    /// How many files were read.
+    pub files: u64,
+    /// How many malformed lines were skipped.
+    pub malformed_lines: u64,
+}
+
+/// Adds up calls into a [`Report`].
+#[derive(Debug, Clone)]
+pub struct Tally {
+    by: GroupBy,
+    totals: Counts,
+    /// Groups in the order they were first seen, which is input order for files.
+    groups: Vec<Group>,
+    /// Where each key's group is in `groups`.
+    index: HashMap<String, usize>,
+    files: u64,
+    malformed_lines: u64,
+}
+
+impl Tally {
+    /// An empty tally grouping by `by`.
+    pub fn new(by: GroupBy) -> Tally {
+        Tally {
+            by,
+            totals: Counts::default(),
+            groups: Vec::new(),
+            index: HashMap::new(),
+            files: 0,
+            malformed_lines: 0,
+        }
+    }
+
+    /// Counts one call.
+    pub fn add(&mut self, record: &CallRecord) {
+        self.totals.add(record);
+        self.group_mut(self.by.key(record)).add(record);
+    }
+
+    fn group_mut(&mut self, key: String) -> &mut Counts {
+        let next = self.groups.len();
+        let at = *self.index.entry(key.clone()).or_insert(next);
+        if at == next {
+            self.groups.push(Group {
+                key,
+                counts: Counts::default(),
+            });
+        }
+        &mut self.groups[at].counts
+    }
+
+    /// Notes one file read, and the malformed lines skipped in it.
+    pub fn add_file(&mut self, malformed_lines: u64) {
+        self.files += 1;
+        self.malformed_lines += malformed_lines;
+    }
+
+    /// Adds another tally (of other files) to this one.
+    pub fn merge(&mut self, other: Tally) {
+        self.absorb(
+            other.totals,
+            other.groups,
+            other.files,
+            other.malformed_lines,
+        );
+    }
+
+    /// Adds an earlier report to this tally, as if its inputs had been read here.
+    pub fn merge_report(&mut self, report: Report) -> Result<(), String> {
+        if report.by != self.by {
+            return Err(format!(
+                "it groups by {}, and the others by {}",
+                report.by.as_str(),
+                self.by.as_str()
+            ));
+        }
+        self.absorb(
+            report.totals,
+            report.groups,
+            report.files,
+            report.malformed_lines,
+        );
+        Ok(())
+    }
+
+    fn absorb(&mut self, totals: Counts, groups: Vec<Group>, files: u64, malformed_lines: u64) {
+        self.totals.merge(&totals);
+        for group in groups {
+            self.group_mut(group.key).merge(&group.counts);
+        }
+        self.files += files;
+        self.malformed_lines += malformed_lines;
+    }
+
+    /// The finished report. Tools, sessions and formats come busiest first, days in date order,
+    /// files in the order they were given.
+    pub fn report(self) -> Report {
+        let mut groups = self.groups;
+        match self.by {
+            GroupBy::Tool | GroupBy::Session | GroupBy::Format => {
+                groups.sort_by(|a, b| b.counts.calls.cmp(&a.counts.calls).then(a.key.cmp(&b.key)))
+            }
+            GroupBy::Day => groups.sort_by(|a, b| a.key.cmp(&b.key)),
+            GroupBy::File => {}
+        }
+        Report {
+            totals: self.totals,
+            groups,
+            by: self.by,
+            files: self.files,
+            malformed_lines: self.malformed_lines,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::Format;
+
+    fn call(tool: &str, status: Status, reason: Option<&str>) -> CallRecord {
+        CallRecord {
+            source: "s.jsonl".into(),
+            line: 1,
+            format: Format::ClaudeCode,
+            session: None,
+            timestamp: Some("2026-11-30T09:00:00Z".into()),
+            call_id: None,
+            tool: tool.into(),
+            reason: reason.map(str::to_owned),
+            status,
+            arguments: None,
+        }
+    }
+
+    #[test]
+    fn coverage_leaves_declared_and_freeform_out_of_the_denominator() {
+        let mut counts = Counts::default();
+        counts.add(&call("a", Status::Present, Some("why")));
+        counts.add(&call("a", Status::Missing, None));
+        counts.add(&call("a", Status::Declared, None));
+        counts.add(&call("a", Status::Freeform, None));
+        assert_eq!(counts.calls, 4);
+        assert_eq!(counts.coverage, Some(50.0));
+    }
+
+    #[test]
+    fn coverage_is_none_when_nothing_is_audited() {
+        let mut counts = Counts::default();
+        counts.add(&call("a", Status::Freeform, None));
+        assert_eq!(counts.coverage, None);
+    }
+
+    #[test]
+    fn median_reason_length_of_odd_and_even_counts() {
+        let mut counts = Counts::default();
+        for reason in ["ab", "abcd", "abcdef"] {
+            counts.add(&call("a", Status::Present, Some(reason)));
+        }
+        assert_eq!(counts.median_reason_length, Some(4.0));
+        counts.add(&call("a", Status::Present, Some("abcdefgh")));
+        assert_eq!(counts.median_reason_length, Some(5.0));
+    }
+
+    #[test]
+    fn merged_tallies_equal_one_tally_of_everything() {
+        let calls = [
+            call("a", Status::Present, Some("one")),
+            call("b", Status::Blank, Some(" ")),
+            call("a", Status::Present, Some("three words here")),
+            call("c", Status::Invalid, None),
+            call("a", Status::Missing, None),
+        ];
+        let mut whole = Tally::new(GroupBy::Tool);
+        calls.iter().for_each(|c| whole.add(c));
+        let mut left = Tally::new(GroupBy::Tool);
+        let mut right = Tally::new(GroupBy::Tool);
+        calls[..2].iter().for_each(|c| left.add(c));
+        calls[2..].iter().for_each(|c| right.add(c));
+        let json = serde_json::to_string(&right.report()).unwrap();
+        left.merge_report(serde_json::from_str(&json).unwrap())
+            .unwrap();
+        assert_eq!(left.report(), whole.report());
+    }
+
+    #[test]
+    fn reports_grouped_differently_do_not_merge() {
+        let mut tally = Tally::new(GroupBy::Tool);
+        let other = Tally::new(GroupBy::Day).report();
+        assert!(tally.merge_report(other).is_err());
+    }
+
+    #[test]
+    fn days_from_iso_and_epoch_timestamps() {
+        assert_eq!(
+            day_of("2026-11-30T09:00:00Z").as_deref(),
+            Some("2026-11-30")
+        );
+        assert_eq!(day_of("1764493200").as_deref(), Some("2025-11-30"));
+        assert_eq!(day_of("1764493200000").as_deref(), Some("2025-11-30"));
+        assert_eq!(day_of("yesterday"), None);
+    }
+}

@@ -1,0 +1,289 @@
+//! `reasons extract` through the real binary.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::util::{arg, claude_call, log_file, reasons, records, run, run_with_stdin};
+
+/// A session with one call of each audited status.
+fn mixed_session() -> Vec<String> {
+    vec![
+        claude_call(
+            "s1",
+            "t1",
+            "Bash",
+            json!({"command": "cargo test", "reason": "Run the tests you asked about"}),
+        ),
+        claude_call(
+            "s1",
+            "t2",
+            "Read",
+            json!({"file_path": "src/lib.rs", "reason": "  "}),
+        ),
+        claude_call(
+            "s1",
+            "t3",
+            "Edit",
+            json!({"file_path": "src/lib.rs", "reason": 42}),
+        ),
+        claude_call("s2", "t4", "Bash", json!({"command": "ls"})),
+    ]
+}
+
+#[test]
+fn every_status_is_recorded_in_order() {
+    let (_dir, path) = log_file("session.jsonl", &mixed_session());
+    let run = run(&["extract", arg(&path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let records = records(&run.stdout);
+    let statuses: Vec<_> = records
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["present", "blank", "invalid", "missing"]);
+    assert_eq!(records[0]["reason"], "Run the tests you asked about");
+    assert_eq!(records[0]["line"], 1);
+    assert_eq!(records[3]["line"], 4);
+    assert_eq!(records[0]["source"], arg(&path));
+    assert!(records[0].get("arguments").is_none());
+}
+
+#[test]
+fn filters_by_tool_glob_status_missing_and_session() {
+    let (_dir, path) = log_file("session.jsonl", &mixed_session());
+    let path = arg(&path);
+    let tools = |args: &[&str]| -> Vec<String> {
+        let run = run(&[&["extract", path][..], args].concat());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        records(&run.stdout)
+            .iter()
+            .map(|r| r["call_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(tools(&["--tool", "B*"]), ["t1", "t4"]);
+    assert_eq!(tools(&["--tool", "Read", "--tool", "Edit"]), ["t2", "t3"]);
+    assert_eq!(tools(&["--status", "blank"]), ["t2"]);
+    assert_eq!(tools(&["--missing"]), ["t2", "t3", "t4"]);
+    assert_eq!(tools(&["--session", "s2"]), ["t4"]);
+}
+
+#[test]
+fn arguments_are_included_when_asked() {
+    let (_dir, path) = log_file("session.jsonl", &mixed_session());
+    let run = run(&["extract", "--arguments", arg(&path)]);
+    let records = records(&run.stdout);
+    assert_eq!(records[3]["arguments"], json!({"command": "ls"}));
+}
+
+#[test]
+fn the_table_shows_what_each_call_touched_before_its_reason() {
+    let (_dir, path) = log_file("session.jsonl", &mixed_session());
+    let run = run(&["extract", "--format", "table", arg(&path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let row = run
+        .stdout
+        .lines()
+        .find(|line| line.contains("cargo test"))
+        .unwrap();
+    let touched = row.find("cargo test").unwrap();
+    let reason = row.find("Run the tests").unwrap();
+    assert!(touched < reason, "{row}");
+    assert!(run.stdout.contains("(missing)"));
+    assert!(run.stdout.starts_with(arg(&path)));
+}
+
+#[test]
+fn csv_quotes_fields_and_tsv_escapes_them() {
+    let lines = [claude_call(
+        "s",
+        "t1",
+        "Bash",
+        json!({"command": "a, \"b\"", "reason": "one\ttwo"}),
+    )];
+    let (_dir, path) = log_file("session.jsonl", &lines);
+    let csv = run(&["extract", "--format", "csv", arg(&path)]);
+    assert!(csv
+        .stdout
+        .starts_with("source,line,format,session,timestamp,call_id,tool,status,touched,reason\n"));
+    assert!(
+        csv.stdout.contains(",\"a, \"\"b\"\"\",one\ttwo\n"),
+        "{}",
+        csv.stdout
+    );
+    let tsv = run(&["extract", "--format", "tsv", arg(&path)]);
+    assert!(
+        tsv.stdout.contains("\ta, \"b\"\tone\\ttwo\n"),
+        "{}",
+        tsv.stdout
+    );
+}
+
+#[test]
+fn stdin_is_read_when_given_as_dash() {
+    let input = mixed_session().join("\n");
+    let run = run_with_stdin(&["extract", "-"], input.as_bytes());
+    let records = records(&run.stdout);
+    assert_eq!(records.len(), 4);
+    assert_eq!(records[0]["source"], "-");
+}
+
+#[test]
+fn stdin_streams_each_call_before_stdin_closes() {
+    let mut child = reasons()
+        .args(["extract"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for (index, line) in mixed_session().iter().enumerate() {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut record = String::new();
+        stdout.read_line(&mut record).unwrap();
+        let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+        assert_eq!(record["line"], index as u64 + 1);
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn follow_reads_lines_appended_to_a_file() {
+    let lines = mixed_session();
+    let (_dir, path) = log_file("growing.jsonl", &lines[..1]);
+    let mut child = reasons()
+        .args(["extract", "--follow", arg(&path)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut record = String::new();
+    stdout.read_line(&mut record).unwrap();
+    assert!(record.contains("\"t1\""));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(file, "{}", lines[3]).unwrap();
+    record.clear();
+    stdout.read_line(&mut record).unwrap();
+    assert!(record.contains("\"t4\""), "{record}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_status_0() {
+    let lines: Vec<String> = (0..20_000)
+        .map(|n| claude_call("s", &format!("t{n}"), "Bash", json!({"command": "ls"})))
+        .collect();
+    let (_dir, path) = log_file("big.jsonl", &lines);
+    let mut child = reasons()
+        .args(["extract", arg(&path)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
+
+#[test]
+fn malformed_lines_are_warned_about_and_skipped_or_fatal_with_strict() {
+    let mut lines = mixed_session();
+    lines.insert(1, "{\"type\": \"assistant\", trunc".to_owned());
+    let (_dir, path) = log_file("session.jsonl", &lines);
+    let run = run(&["extract", arg(&path)]);
+    assert_eq!(run.code, 0);
+    assert_eq!(records(&run.stdout).len(), 4);
+    assert!(
+        run.stderr.contains(&format!("reasons: {}:2: ", arg(&path))),
+        "{}",
+        run.stderr
+    );
+    let strict = crate::util::run(&["extract", "--strict", arg(&path)]);
+    assert_eq!(strict.code, 2);
+    assert!(strict.stderr.contains(":2: "), "{}", strict.stderr);
+}
+
+#[test]
+fn an_unreadable_path_is_an_error_and_the_others_are_still_read() {
+    let (_dir, path) = log_file("session.jsonl", &mixed_session());
+    let run = run(&["extract", "no/such.jsonl", arg(&path)]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("reasons: no/such.jsonl: no such file or directory"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(records(&run.stdout).len(), 4);
+}
+
+#[test]
+fn a_glob_matching_nothing_says_so_and_exits_2() {
+    let run = run(&["extract", "no/where/**/*.jsonl"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("no files match"), "{}", run.stderr);
+}
+
+#[test]
+fn directories_and_globs_are_read_in_sorted_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    for (file, id) in [("b.jsonl", "b"), ("a.jsonl", "a"), ("sub/c.jsonl", "c")] {
+        let line = claude_call("s", id, "Bash", json!({"command": "ls"}));
+        std::fs::write(dir.path().join(file), line + "\n").unwrap();
+    }
+    let ids = |path: &str| -> Vec<String> {
+        let run = run(&["extract", path]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        records(&run.stdout)
+            .iter()
+            .map(|r| r["call_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(arg(dir.path())), ["a", "b", "c"]);
+    assert_eq!(
+        ids(&format!("{}/**/*.jsonl", dir.path().display())),
+        ["a", "b", "c"]
+    );
+}
+
+#[test]
+fn many_files_keep_their_order_when_read_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for n in 0..40 {
+        let lines: Vec<String> = (0..(40 - n) * 50)
+            .map(|k| claude_call("s", &format!("f{n}-{k}"), "Bash", json!({"command": "ls"})))
+            .collect();
+        let path = dir.path().join(format!("{n:02}.jsonl"));
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        paths.push(path.display().to_string());
+    }
+    let args: Vec<&str> = std::iter::once("extract")
+        .chain(paths.iter().map(String::as_str))
+        .collect();
+    let run = run(&args);
+    let sources: Vec<String> = records(&run.stdout)
+        .iter()
+        .map(|r| r["source"].as_str().unwrap().to_owned())
+        .collect();
+    let mut deduped = sources.clone();
+    deduped.dedup();
+    assert_eq!(deduped, paths);
+}
