@@ -331,7 +331,7 @@ impl<P: Provider> Provider for Reasons<P> {
         let mut results = match catch_unwind(AssertUnwindSafe(|| self.inner.execute(forwarded))) {
             Ok(results) => results,
             Err(panic) => {
-                let message = format!("tool provider failed: {}", panic_message(&panic));
+                let message = format!("tool provider failed: {}", panic_message(&*panic));
                 return ids
                     .into_iter()
                     .map(|id| ToolResult::error(id, message.clone()))

@@ -73,6 +73,22 @@ fn panicking_provider_answers_each_call_with_an_error_in_order() {
 }
 
 #[test]
+fn panic_message_reaches_the_error_result() {
+    let (calls, _) = one_call_per_shape();
+    let static_message = Scripted::new(|_| panic!("the server went away"));
+    let formatted = Scripted::new(|calls| panic!("{} calls lost", calls.len()));
+    for result in static_message.execute(calls.clone()) {
+        assert_eq!(
+            result.content,
+            json!("tool provider failed: the server went away")
+        );
+    }
+    for result in formatted.execute(calls) {
+        assert_eq!(result.content, json!("tool provider failed: 5 calls lost"));
+    }
+}
+
+#[test]
 fn numeric_json_rpc_ids_are_carried_into_error_results() {
     let layer = Scripted::new(|_| panic!("down"));
     let calls = [
