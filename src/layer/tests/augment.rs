@@ -147,6 +147,23 @@ fn unreadable_declaration_passes_exactly_and_is_untracked() {
 }
 
 #[test]
+fn stray_top_level_name_does_not_make_a_nameless_function_augmentable() {
+    for name in [json!(42), json!(null)] {
+        let mut declaration = Shape::OpenAi.declaration(Some(name), Some(path_schema()));
+        declaration["name"] = json!("fs_write");
+        assert_eq!(augment_declaration(&declaration), None, "{declaration}");
+        let (layer, published) = listed(vec![declaration.clone()]);
+        assert_same_bytes(&published[0], &declaration);
+        assert_eq!(layer.augmented_tools(), Vec::<String>::new());
+    }
+    let mut nameless = Shape::OpenAi.declaration(None, Some(path_schema()));
+    nameless["name"] = json!("fs_write");
+    let (layer, published) = listed(vec![nameless.clone()]);
+    assert_same_bytes(&published[0], &nameless);
+    assert_eq!(layer.augmented_tools(), Vec::<String>::new());
+}
+
+#[test]
 fn missing_properties_are_created() {
     for shape in Shape::ALL {
         for schema in [
