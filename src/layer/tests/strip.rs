@@ -50,6 +50,22 @@ fn reason_is_stripped_from_string_arguments_compactly_in_key_order() {
 }
 
 #[test]
+fn stripped_string_arguments_keep_every_float_exact() {
+    let layer = standard_layer();
+    // Numbers a parser that rounds twice reads one unit in the last place off.
+    let arguments = r#"{"x":3.6608357635725834e-301,"reason":"r","y":[8.22149699513781e-28]}"#;
+    for shape in CallShape::ALL {
+        let call = shape.call(1, "fs_write", json!(arguments));
+        let expected = with(
+            &call,
+            shape.arguments_pointer(),
+            json!(r#"{"x":3.6608357635725834e-301,"y":[8.22149699513781e-28]}"#),
+        );
+        assert_same_bytes(&forward(&layer, call), &expected);
+    }
+}
+
+#[test]
 fn object_arguments_without_reason_are_forwarded_as_given() {
     for shape in CallShape::ALL {
         assert_untouched(shape.call(
