@@ -7,6 +7,7 @@
 mod augment;
 mod concurrency;
 mod never_throws;
+mod properties;
 mod stack;
 mod strip;
 mod support;
