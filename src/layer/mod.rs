@@ -61,13 +61,16 @@ pub enum Declaration {
 impl Declaration {
     /// Reads one declaration, in any of the envelopes the layer knows.
     pub fn classify(declaration: &Value) -> Declaration {
-        let envelope = Envelope::of_declaration(declaration);
-        let name = envelope
-            .and_then(|envelope| envelope.declared_name(declaration))
-            .or_else(|| declaration.get("name").and_then(Value::as_str))
-            .map(str::to_owned);
-        let (Some(envelope), Some(name)) = (envelope, name.clone()) else {
-            return Declaration::Unreadable { name };
+        let declared = Envelope::of_declaration(declaration).and_then(|envelope| {
+            let name = envelope.declared_name(declaration)?;
+            Some((envelope, name.to_owned()))
+        });
+        let Some((envelope, name)) = declared else {
+            // Nothing the layer can read; a name it shows still keeps that name from being tracked.
+            let name = declaration.get("name").and_then(Value::as_str);
+            return Declaration::Unreadable {
+                name: name.map(str::to_owned),
+            };
         };
         let Some(schema) = envelope.schema(declaration).and_then(Value::as_object) else {
             return Declaration::Unreadable { name: Some(name) };
@@ -331,7 +334,7 @@ impl<P: Provider> Provider for Reasons<P> {
         let mut results = match catch_unwind(AssertUnwindSafe(|| self.inner.execute(forwarded))) {
             Ok(results) => results,
             Err(panic) => {
-                let message = format!("tool provider failed: {}", panic_message(&panic));
+                let message = format!("tool provider failed: {}", panic_message(&*panic));
                 return ids
                     .into_iter()
                     .map(|id| ToolResult::error(id, message.clone()))

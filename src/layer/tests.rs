@@ -1,1 +1,13 @@
-//! Tests of the layer rules, one per rule of SPEC §1.
+//! Tests of the layer, one per rule of SPEC §1, each named for the rule it proves.
+//!
+//! Every rule is checked in every envelope: the fixtures in `support` build the same declaration
+//! or call in the OpenAI function, OpenAI Responses, MCP and Anthropic shapes, and each test runs
+//! over all of them.
+
+mod augment;
+mod concurrency;
+mod never_throws;
+mod properties;
+mod stack;
+mod strip;
+mod support;
