@@ -311,7 +311,15 @@ impl<P: Provider> Reasons<P> {
 
 impl<P: Provider> Provider for Reasons<P> {
     fn list_tools(&self) -> Result<Vec<Value>, ListError> {
-        let declarations = self.inner.list_tools()?;
+        // A provider that dies while listing has not listed: that is a failed listing, and the
+        // tracked set stays as the last good listing left it.
+        let declarations =
+            catch_unwind(AssertUnwindSafe(|| self.inner.list_tools())).map_err(|panic| {
+                format!(
+                    "tool provider failed to list its tools: {}",
+                    panic_message(&*panic)
+                )
+            })??;
         let mut listing = Listing::new();
         let augmented = listing.add_page(&declarations);
         *self.tracked.lock().unwrap_or_else(PoisonError::into_inner) =
@@ -341,10 +349,13 @@ impl<P: Provider> Provider for Reasons<P> {
                     .collect();
             }
         };
+        // One result per call, whatever the provider did: a missing one is an error for its
+        // call, and an extra one answers no call, so nobody downstream can pair it with one.
         if results.len() < ids.len() {
             let missing = ids[results.len()..].iter().cloned();
             results.extend(missing.map(|id| ToolResult::error(id, "no result")));
         }
+        results.truncate(ids.len());
         results
     }
 }

@@ -195,3 +195,50 @@ fn empty_batch_is_answered_without_calling_the_inner_provider() {
     assert_eq!(unlisted.execute(Vec::new()), Vec::new());
     assert!(unlisted.inner().batches().is_empty());
 }
+
+#[test]
+fn extra_results_are_cut_to_one_per_call() {
+    let layer = Scripted::new(|calls| {
+        let mut results: Vec<ToolResult> = calls
+            .iter()
+            .map(|_| ToolResult {
+                call_id: None,
+                content: json!("ok"),
+                is_error: false,
+            })
+            .collect();
+        results.push(ToolResult::error(None, "answers no call"));
+        results
+    });
+    let (calls, _) = one_call_per_shape();
+    let count = calls.len();
+    let results = layer.execute(calls);
+    assert_eq!(results.len(), count);
+    assert!(results.iter().all(|result| !result.is_error));
+}
+
+/// A provider that dies while listing.
+struct PanicsWhileListing;
+
+impl Provider for PanicsWhileListing {
+    fn list_tools(&self) -> Result<Vec<Value>, ListError> {
+        panic!("catalogue unavailable")
+    }
+
+    fn execute(&self, _calls: Vec<Value>) -> Vec<ToolResult> {
+        Vec::new()
+    }
+}
+
+#[test]
+fn provider_panicking_while_listing_is_a_failed_listing() {
+    let layer = Reasons::new(PanicsWhileListing);
+    let error = layer
+        .list_tools()
+        .expect_err("a listing that died is an error");
+    assert!(
+        error.to_string().contains("catalogue unavailable"),
+        "{error}"
+    );
+    assert!(layer.augmented_tools().is_empty());
+}
