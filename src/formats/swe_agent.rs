@@ -13,3 +13,20 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, _walk: &mut Wa
     }
     Visit::Pass
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::read::testing::{brief, expect, records};
+    use crate::formats::Format;
+    use crate::record::Status::Missing;
+
+    #[test]
+    fn trajectory_messages_are_snapshots_and_history_holds_the_calls() {
+        let call = r#"{"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]}"#;
+        let text = format!(
+            "{{\n\"trajectory\": [{{\"action\": \"ls\", \"messages\": [{call}]}}],\n\"history\": [\n{call}\n]\n}}\n"
+        );
+        assert_eq!(brief(&text), expect(&[(4, "bash", Missing)]));
+        assert_eq!(records(&text)[0].format, Format::SweAgent);
+    }
+}
