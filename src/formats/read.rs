@@ -9,13 +9,13 @@ use std::io::{self, BufRead};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::prefilter::Prefilter;
+use super::prefilter::{Hits, Prefilter};
 use super::walk::{container_format, Found, Lines, SourceState, Walker};
 use super::{anthropic, openai_chat, Event, Format, ReadOptions, ReadSummary};
 use crate::envelope::{decode_arguments, Arguments};
 use crate::record::{CallRecord, Status};
 
-/// A JSONL line this long keeps its buffer; a longer one is let go once read.
+/// A line gathered across reads keeps its buffer up to this size; a longer one lets it go.
 const KEPT_BUFFER: usize = 1 << 20;
 
 pub(crate) struct Reader<'a> {
@@ -66,34 +66,127 @@ impl<'a> Reader<'a> {
             return self.finish();
         }
         let prefilter = Prefilter::new(self.options.format);
+        self.jsonl_line(line, &buffer, &prefilter)?;
+        self.jsonl(input, line + 1, &prefilter)?;
+        self.finish()
+    }
+
+    /// Reads JSONL from the line numbered `line` on, straight from the input's buffer: the
+    /// prefilter searches each buffered block of whole lines at once and only lines where a
+    /// token starts are cut out and parsed. A line that runs past the buffer is gathered in
+    /// `partial` first. Every whole line in a block is dealt with before the next read, so a
+    /// live stream stays live.
+    fn jsonl<R: BufRead>(
+        &mut self,
+        mut input: R,
+        mut line: u64,
+        prefilter: &Prefilter,
+    ) -> io::Result<()> {
+        let mut partial = Vec::new();
         loop {
-            self.jsonl_line(line, &buffer, &prefilter)?;
-            if buffer.capacity() > KEPT_BUFFER {
-                buffer = Vec::new();
+            let available = match input.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            };
+            let length = available.len();
+            if length == 0 {
+                if !partial.is_empty() {
+                    self.jsonl_line(line, &partial, prefilter)?;
+                }
+                return Ok(());
             }
-            buffer.clear();
-            if input.read_until(b'\n', &mut buffer)? == 0 {
-                return self.finish();
+            if !partial.is_empty() {
+                let Some(end) = memchr::memchr(b'\n', available) else {
+                    partial.extend_from_slice(available);
+                    input.consume(length);
+                    continue;
+                };
+                partial.extend_from_slice(&available[..=end]);
+                input.consume(end + 1);
+                self.jsonl_line(line, &partial, prefilter)?;
+                line += 1;
+                if partial.capacity() > KEPT_BUFFER {
+                    partial = Vec::new();
+                }
+                partial.clear();
+                continue;
             }
-            line += 1;
+            match memchr::memrchr(b'\n', available) {
+                Some(end) => {
+                    line = self.jsonl_block(line, &available[..=end], prefilter)?;
+                    partial.extend_from_slice(&available[end + 1..]);
+                }
+                None => partial.extend_from_slice(available),
+            }
+            input.consume(length);
         }
     }
 
+    /// Whole lines, the first numbered `line`; returns the number of the line after them.
+    fn jsonl_block(
+        &mut self,
+        mut line: u64,
+        block: &[u8],
+        prefilter: &Prefilter,
+    ) -> io::Result<u64> {
+        let mut hits = Hits::new(prefilter, block);
+        let mut at = 0;
+        while let Some(hit) = hits.next(at) {
+            let start = memchr::memrchr(b'\n', &block[at..hit]).map_or(at, |end| at + end + 1);
+            let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |end| hit + end + 1);
+            line = self.skipped_lines(line, &block[at..start])?;
+            self.parse_line(line, &block[start..end])?;
+            line += 1;
+            at = end;
+        }
+        self.skipped_lines(line, &block[at..])
+    }
+
+    /// Lines the prefilter skipped: only counted, and checked that their brackets close, which
+    /// is what a writer killed mid-line leaves. Returns the number of the line after them.
+    fn skipped_lines(&mut self, mut line: u64, lines: &[u8]) -> io::Result<u64> {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', lines) {
+            self.check_skipped(line, &lines[start..end])?;
+            line += 1;
+            start = end + 1;
+        }
+        Ok(line)
+    }
+
+    fn check_skipped(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
+        let text = trim(bytes);
+        match (text.first(), text.last()) {
+            (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(false)),
+            (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(false)),
+            _ => Ok(()),
+        }
+    }
+
+    /// One line read on its own (the first, and lines longer than the input's buffer).
     fn jsonl_line(&mut self, line: u64, bytes: &[u8], prefilter: &Prefilter) -> io::Result<()> {
-        let cut_short = !bytes.ends_with(b"\n");
         let text = trim(bytes);
         if text.is_empty() {
             return Ok(());
         }
         if !prefilter.may_hold_call(text) {
-            // Not parsed, but a line whose brackets do not even close is reported: it is what
-            // a writer killed mid-line leaves.
-            return match (text.first(), text.last()) {
-                (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(cut_short)),
-                (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(cut_short)),
-                _ => Ok(()),
-            };
+            if !bytes.ends_with(b"\n") {
+                return match (text.first(), text.last()) {
+                    (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(true)),
+                    (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(true)),
+                    _ => Ok(()),
+                };
+            }
+            return self.check_skipped(line, text);
         }
+        self.parse_line(line, bytes)
+    }
+
+    /// Parses a line that may hold a call.
+    fn parse_line(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
+        let cut_short = !bytes.ends_with(b"\n");
+        let text = trim(bytes);
         let text = match std::str::from_utf8(text) {
             Ok(text) => text,
             Err(error) => {
@@ -640,6 +733,48 @@ mod tests {
         let (calls, _, _) = read_with(text, &options);
         assert_eq!(calls[0].arguments, Some(serde_json::json!({"path": "src"})));
         assert_eq!(records(text)[0].arguments, None);
+    }
+
+    /// Every event, with the line a record or a malformed line names, as text to compare.
+    fn events_through_buffer(bytes: &[u8], capacity: usize) -> Vec<String> {
+        let mut events = Vec::new();
+        let input = io::BufReader::with_capacity(capacity, bytes);
+        read_log("t", input, &ReadOptions::default(), &mut |event| {
+            events.push(format!("{event:?}"));
+            Ok(())
+        })
+        .expect("read");
+        events
+    }
+
+    #[test]
+    fn any_input_buffer_size_yields_the_same_events() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut inputs = vec![format!(
+            "{TOOL_USE}\r\n{{\"type\":\"user\",\"x\":\"tool_use_id\"}}\n\n{{\"cut\": \"li\n{}\n{{\"type\":\"tool_use\",\"id\":\"q\",\"name\":\"n\",\"input\":{{\"reason\":1}}}}\n{{\"type\":\"tool_use\",",
+            TOOL_USE.replace("t1", "t2")
+        )
+        .into_bytes()];
+        for sample in [
+            "claude-code.jsonl",
+            "codex.jsonl",
+            "gemini.jsonl",
+            "mcp.jsonl",
+            "kimi.jsonl",
+        ] {
+            inputs.push(std::fs::read(root.join("samples").join(sample)).expect("sample"));
+        }
+        for input in inputs {
+            let whole = events_through_buffer(&input, 1 << 20);
+            assert!(whole.len() > 2, "{whole:?}");
+            for capacity in [1, 2, 7, 64, 333, 4096] {
+                assert_eq!(
+                    events_through_buffer(&input, capacity),
+                    whole,
+                    "capacity {capacity}"
+                );
+            }
+        }
     }
 
     #[test]
