@@ -5,11 +5,11 @@ use serde_json::{Map, Value};
 
 use super::walk::{Visit, Walker};
 
-pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, _walk: &mut Walker) -> Visit {
-    if map.get("history").is_some_and(Value::is_array)
-        && map.get("trajectory").is_some_and(Value::is_array)
-    {
-        return Visit::Only("history");
+pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, _walk: &mut Walker) -> Visit {
+    // A step's own fields are free text (`action`, `observation`); what could look like calls
+    // is in its `messages`, which only repeat the history.
+    if key == Some("trajectory") && map.contains_key("messages") {
+        return Visit::Skip;
     }
     Visit::Pass
 }
