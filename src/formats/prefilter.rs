@@ -3,7 +3,9 @@
 //! Most bytes of an agent log are tool results; the lines that can hold a call (or the state a
 //! call needs: a catalogue, a stream fragment, a session id) all contain one of a few JSON tokens,
 //! quotes included. A token inside a JSON string has its quotes escaped (`\"tool_use\"`), so it
-//! never matches, and whitespace around colons does not touch the token itself.
+//! never matches, and whitespace around colons does not touch the token itself. The one way a
+//! writer could spell a token differently is an escape inside it: `\/` is (PHP writes it), so
+//! `tools\/call` is a token too; no writer escapes letters or `_`.
 
 use memchr::memmem::Finder;
 
