@@ -29,7 +29,7 @@ fn main() -> std::io::Result<()> {
     let mut out = stdout.lock();
     for path in paths {
         let bytes = std::fs::metadata(&path)?.len();
-        let input = BufReader::with_capacity(1 << 16, File::open(&path)?);
+        let input = BufReader::with_capacity(1 << 20, File::open(&path)?);
         let start = Instant::now();
         let summary = read_log(&path, input, &options, &mut |event| {
             if !records {

@@ -120,3 +120,58 @@ fn finish(walk: &mut Walker, pending: Pending) {
         pending.place,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::read::testing::{brief, expect, records};
+    use crate::formats::Format;
+    use crate::record::Status::{Missing, Present};
+
+    #[test]
+    fn tool_use_blocks_are_calls_and_tool_results_are_not() {
+        let text = r#"{"messages":[{"role":"assistant","content":[{"type":"text","text":"hi"},{"type":"tool_use","id":"t1","name":"get","input":{"reason":"why"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"tool_use","id":"fake","name":"x","input":{}}]}]}]}"#;
+        let calls = records(text);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].format, Format::Anthropic);
+        assert_eq!(calls[0].call_id.as_deref(), Some("t1"));
+        assert_eq!(calls[0].reason.as_deref(), Some("why"));
+    }
+
+    #[test]
+    fn claude_code_lines_carry_session_and_timestamp() {
+        let text = r#"{"parentUuid":null,"sessionId":"s-1","timestamp":"2025-01-01T00:00:00Z","type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"a"}}]}}"#;
+        let call = &records(text)[0];
+        assert_eq!(call.format, Format::ClaudeCode);
+        assert_eq!(call.session.as_deref(), Some("s-1"));
+        assert_eq!(call.timestamp.as_deref(), Some("2025-01-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn streamed_input_json_deltas_are_joined_per_block_index() {
+        let text = [
+            r#"{"type":"message_start","message":{"id":"m","content":[]}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"first","input":{}}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"b","name":"second","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"x\": 1"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"reason\": \"be"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"cause\"}"}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"}"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"message_stop"}"#,
+        ]
+        .join("\n");
+        // Each call is handed over when its block stops, at the line where it started.
+        assert_eq!(
+            brief(&text),
+            expect(&[(3, "second", Missing), (2, "first", Present)])
+        );
+        assert_eq!(records(&text)[1].reason.as_deref(), Some("because"));
+    }
+
+    #[test]
+    fn a_streamed_block_that_never_stops_is_handed_over_at_the_end() {
+        let text = r#"[{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"cut","input":{"reason":"r"}}}]"#;
+        assert_eq!(brief(text), expect(&[(1, "cut", Present)]));
+    }
+}

@@ -39,3 +39,35 @@ pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, walk: &mut Walk
     }
     Visit::Pass
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::read::testing::{brief, expect, records};
+    use crate::formats::Format;
+    use crate::record::Status::{Invalid, Missing, Present};
+
+    #[test]
+    fn function_call_parts_are_calls_and_function_responses_are_not() {
+        let text = r#"{"contents":[{"role":"model","parts":[{"functionCall":{"name":"find","args":{"reason":"r"},"id":"g"}}]},{"role":"user","parts":[{"functionResponse":{"name":"find","response":{"functionCall":{"name":"nested"}}}}]}]}"#;
+        let calls = records(text);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            (calls[0].format, calls[0].status),
+            (Format::Gemini, Present)
+        );
+        assert_eq!(calls[0].call_id.as_deref(), Some("g"));
+    }
+
+    #[test]
+    fn gemini_cli_tool_calls_are_calls_and_their_results_are_not() {
+        let text = "{\n \"sessionId\": \"s\",\n \"projectHash\": \"h\",\n \"messages\": [\n  {\"type\": \"gemini\", \"timestamp\": \"t\", \"toolCalls\": [\n   {\"id\": \"a\", \"name\": \"ls\", \"args\": {\"reason\": 2}, \"result\": [{\"functionCall\": {\"name\": \"x\"}}]},\n   {\"id\": \"b\", \"name\": \"cat\", \"args\": {}, \"timestamp\": \"t2\"}\n  ]}\n ]\n}\n";
+        assert_eq!(
+            brief(text),
+            expect(&[(6, "ls", Invalid), (7, "cat", Missing)])
+        );
+        let calls = records(text);
+        assert_eq!(calls[0].format, Format::GeminiCli);
+        assert_eq!(calls[0].session.as_deref(), Some("s"));
+        assert_eq!(calls[1].timestamp.as_deref(), Some("t2"));
+    }
+}

@@ -24,3 +24,25 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Wal
         _ => Visit::Pass,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::read::testing::records;
+    use crate::formats::Format;
+    use crate::record::Status::Present;
+
+    #[test]
+    fn tool_call_events_are_calls_and_tool_results_are_not() {
+        let text = [
+            r#"{"type":"context.append_loop_event","event":{"type":"tool.call","uuid":"u","toolCallId":"k1","name":"Read","args":{"path":"a","reason":"r"}},"time":1700000000000}"#,
+            r#"{"type":"context.append_loop_event","event":{"type":"tool.result","toolCallId":"k1","result":{"output":"x"}},"time":1700000000001}"#,
+        ]
+        .join("\n");
+        let calls = records(&text);
+        assert_eq!(calls.len(), 1);
+        let call = &calls[0];
+        assert_eq!((call.format, call.status), (Format::Kimi, Present));
+        assert_eq!(call.call_id.as_deref(), Some("k1"));
+        assert_eq!(call.timestamp.as_deref(), Some("1700000000000"));
+    }
+}

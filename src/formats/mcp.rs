@@ -24,3 +24,52 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Wal
     });
     Visit::Skip
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::read::testing::{brief, expect, records};
+    use crate::record::Status::{Declared, Missing, Present};
+
+    #[test]
+    fn tools_call_requests_are_calls_with_their_json_rpc_id() {
+        let text = r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"reason":"sum"}}}"#;
+        let call = &records(text)[0];
+        assert_eq!(call.call_id.as_deref(), Some("12"));
+        assert_eq!((call.tool.as_str(), call.status), ("add", Present));
+    }
+
+    #[test]
+    fn a_cassette_yields_its_calls_and_its_tools_list_declares() {
+        let text = r#"{
+  "interactions": [
+    {
+      "timestamp": "2026-01-01T00:00:00",
+      "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+      "response": {"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+        {"name": "stop", "inputSchema": {"type": "object", "properties": {"reason": {"type": "string"}}}},
+        {"name": "start", "inputSchema": {"type": "object", "properties": {}}}
+      ]}}
+    },
+    {
+      "request": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "stop", "arguments": {"reason": "x"}}},
+      "response": {"jsonrpc": "2.0", "id": 2, "result": {"content": []}}
+    },
+    {
+      "request": {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "start"}}
+    }
+  ]
+}
+"#;
+        assert_eq!(
+            brief(text),
+            expect(&[(12, "stop", Declared), (16, "start", Missing)])
+        );
+        assert_eq!(records(text)[0].timestamp, None);
+    }
+
+    #[test]
+    fn a_method_written_with_an_escaped_slash_is_read() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"add","arguments":{}}}"#;
+        assert_eq!(brief(&format!("{text}\n{text}\n")).len(), 1);
+    }
+}

@@ -73,6 +73,22 @@ pub struct ReadSummary {
 /// trajectories, API payloads, cassettes) is read whole. Malformed lines become
 /// [`Event::Malformed`] and reading goes on. Reading stops at the first error of `input` or
 /// `sink` (a closed pipe, say), which is returned.
+///
+/// ```
+/// use reasons::formats::{read_log, Event, ReadOptions};
+/// use reasons::record::Status;
+///
+/// let log = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"],\"reason\":\"See what is here.\"}","call_id":"c1"}}"#;
+/// let mut statuses = Vec::new();
+/// read_log("-", log.as_bytes(), &ReadOptions::default(), &mut |event| {
+///     if let Event::Call(call) = event {
+///         statuses.push((call.format.as_str(), call.tool, call.status));
+///     }
+///     Ok(())
+/// })?;
+/// assert_eq!(statuses, [("codex", "shell".to_owned(), Status::Present)]);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn read_log<R: BufRead>(
     source: &str,
     input: R,

@@ -172,3 +172,66 @@ fn finish(walk: &mut Walker, pending: Pending) {
 pub(crate) fn flush(walk: &mut Walker) {
     finish_stream(walk, |_| true);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::read::testing::{brief, expect, records};
+    use crate::record::Status::{Freeform, Missing, Present};
+
+    #[test]
+    fn tool_calls_are_calls_and_their_arguments_string_is_decoded() {
+        let text = r#"{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\",\"reason\":\"asked\"}"}}]}}]}"#;
+        let call = &records(text)[0];
+        assert_eq!(
+            (call.tool.as_str(), call.reason.as_deref()),
+            ("get_weather", Some("asked"))
+        );
+    }
+
+    #[test]
+    fn role_tool_messages_are_never_calls() {
+        let text = r#"{"messages":[{"role":"tool","tool_call_id":"c","content":"x","tool_calls":[{"id":"c","function":{"name":"n","arguments":"{}"}}]}]}"#;
+        assert!(records(text).is_empty());
+    }
+
+    #[test]
+    fn arguments_that_are_not_a_json_object_are_freeform() {
+        let text = r#"{"tool_calls":[{"id":"c","function":{"name":"sh","arguments":"ls -la"}}]}"#;
+        assert_eq!(brief(text), expect(&[(1, "sh", Freeform)]));
+    }
+
+    #[test]
+    fn streamed_fragments_are_joined_per_index_and_handed_over_at_the_finish() {
+        let chunk = |delta: &str, finish: &str| {
+            format!(
+                r#"{{"id":"cc","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#
+            )
+        };
+        let text = [
+            chunk(r#"{"role":"assistant","tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"first","arguments":""}}]}"#, "null"),
+            chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":"{\"reason\":"}}]}"#, "null"),
+            chunk(r#"{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"second","arguments":"{}"}}]}"#, "null"),
+            chunk(r#"{"tool_calls":[{"index":0,"function":{"arguments":" \"r\"}"}}]}"#, "null"),
+            chunk("{}", r#""tool_calls""#),
+        ]
+        .join("\n");
+        assert_eq!(
+            brief(&text),
+            expect(&[(1, "first", Present), (3, "second", Missing)])
+        );
+    }
+
+    #[test]
+    fn a_new_id_at_an_index_in_use_starts_the_next_streamed_call() {
+        let chunk = |id: &str, name: &str| {
+            format!(
+                r#"{{"id":"cc","choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"{id}","function":{{"name":"{name}","arguments":"{{}}"}}}}]}}}}]}}"#
+            )
+        };
+        let text = format!("{}\n{}\n", chunk("a", "one"), chunk("b", "two"));
+        assert_eq!(
+            brief(&text),
+            expect(&[(1, "one", Missing), (2, "two", Missing)])
+        );
+    }
+}

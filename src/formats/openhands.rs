@@ -45,3 +45,31 @@ fn model_arguments(metadata: &Map<String, Value>, id: &str) -> Option<Value> {
         .find(|call| call.get("id").and_then(Value::as_str) == Some(id))
         .and_then(|call| call.get("function")?.get("arguments").cloned())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::formats::read::testing::{brief, expect, records};
+    use crate::formats::Format;
+    use crate::record::Status::Present;
+
+    const ACTION: &str = r#"{"id": 3, "timestamp": "t", "source": "agent", "action": "run",
+ "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": "tc",
+  "model_response": {"choices": [{"message": {"tool_calls": [
+   {"id": "other", "function": {"name": "execute_bash", "arguments": "{\"command\": \"pwd\"}"}},
+   {"id": "tc", "function": {"name": "execute_bash", "arguments": "{\"command\": \"ls\", \"reason\": \"look\"}"}}]}}]}},
+ "args": {"command": "ls", "thought": ""}}"#;
+
+    #[test]
+    fn actions_are_calls_with_the_models_arguments_and_observations_are_not() {
+        let observation = ACTION.replace(
+            "\"action\": \"run\"",
+            "\"observation\": \"run\", \"cause\": 3",
+        );
+        let text = format!("[\n{ACTION},\n{observation}\n]\n");
+        assert_eq!(brief(&text), expect(&[(2, "execute_bash", Present)]));
+        let call = &records(&text)[0];
+        assert_eq!(call.format, Format::Openhands);
+        assert_eq!(call.call_id.as_deref(), Some("tc"));
+        assert_eq!(call.reason.as_deref(), Some("look"));
+    }
+}

@@ -3,7 +3,9 @@
 //! Most bytes of an agent log are tool results; the lines that can hold a call (or the state a
 //! call needs: a catalogue, a stream fragment, a session id) all contain one of a few JSON tokens,
 //! quotes included. A token inside a JSON string has its quotes escaped (`\"tool_use\"`), so it
-//! never matches, and whitespace around colons does not touch the token itself.
+//! never matches, and whitespace around colons does not touch the token itself. The one way a
+//! writer could spell a token differently is an escape inside it: `\/` is (PHP writes it), so
+//! `tools\/call` is a token too; no writer escapes letters or `_`.
 
 use memchr::memmem::Finder;
 
@@ -65,40 +67,103 @@ fn tokens(format: Option<Format>) -> Vec<&'static str> {
         .collect()
 }
 
-/// Whether a line may hold a call, by a search for its format's tokens.
+/// Anchors several tokens share: one search finds them all, then the token is checked.
+const SHARED_ANCHORS: [&str; 3] = ["\"tool", "_call\"", "\"content_block_"];
+
+/// Finds where lines that may hold a call are, by a search for its format's tokens.
 pub(crate) struct Prefilter {
-    /// Tokens grouped by a shared prefix: one pass over the line per group.
-    groups: Vec<(Finder<'static>, Vec<&'static [u8]>)>,
+    groups: Vec<Group>,
+}
+
+/// One search for an anchor, and the tokens it stands for.
+struct Group {
+    finder: Finder<'static>,
+    /// Each token, and where the anchor sits in it.
+    tokens: Vec<(&'static [u8], usize)>,
 }
 
 impl Prefilter {
     pub(crate) fn new(format: Option<Format>) -> Prefilter {
-        let mut groups: Vec<(Finder<'static>, Vec<&'static [u8]>)> = Vec::new();
-        for token in tokens(format) {
-            let token = token.as_bytes();
-            let prefix = &token[..PREFIX.min(token.len())];
+        let tokens = tokens(format);
+        let anchor_of = |token: &'static str| {
+            let shared = SHARED_ANCHORS.iter().find(|anchor| {
+                token.contains(**anchor)
+                    && tokens
+                        .iter()
+                        .filter(|other| other.contains(**anchor))
+                        .count()
+                        > 1
+            });
+            shared.copied().unwrap_or(token)
+        };
+        let mut groups: Vec<Group> = Vec::new();
+        for &token in &tokens {
+            let anchor = anchor_of(token);
+            let offset = token.find(anchor).unwrap_or_default();
+            let entry = (token.as_bytes(), offset);
             match groups
                 .iter_mut()
-                .find(|(finder, _)| finder.needle() == prefix)
+                .find(|group| group.finder.needle() == anchor.as_bytes())
             {
-                Some((_, tokens)) => tokens.push(token),
-                None => groups.push((Finder::new(prefix).into_owned(), vec![token])),
+                Some(group) => group.tokens.push(entry),
+                None => groups.push(Group {
+                    finder: Finder::new(anchor).into_owned(),
+                    tokens: vec![entry],
+                }),
             }
         }
         Prefilter { groups }
     }
 
     pub(crate) fn may_hold_call(&self, line: &[u8]) -> bool {
-        self.groups.iter().any(|(finder, tokens)| {
-            finder
-                .find_iter(line)
-                .any(|at| tokens.iter().any(|token| line[at..].starts_with(token)))
-        })
+        Hits::new(self, line).next(0).is_some()
     }
 }
 
-/// Long enough to be rare in tool output, short enough that tokens share it (`"tool`).
-const PREFIX: usize = 5;
+/// The places, in one block of lines, where a token starts.
+pub(crate) struct Hits<'p, 'b> {
+    prefilter: &'p Prefilter,
+    block: &'b [u8],
+    /// Per group, the next token found at or after where the last search started; `None` once
+    /// the group has no more. Kept so that a group is never searched twice over the same bytes.
+    next: Vec<Option<usize>>,
+    searched_from: Vec<usize>,
+}
+
+impl<'p, 'b> Hits<'p, 'b> {
+    pub(crate) fn new(prefilter: &'p Prefilter, block: &'b [u8]) -> Hits<'p, 'b> {
+        let groups = prefilter.groups.len();
+        Hits {
+            prefilter,
+            block,
+            next: vec![Some(0); groups],
+            searched_from: vec![usize::MAX; groups],
+        }
+    }
+
+    /// The first place at or after `from` where a token starts.
+    pub(crate) fn next(&mut self, from: usize) -> Option<usize> {
+        let block = self.block;
+        for (group, Group { finder, tokens }) in self.prefilter.groups.iter().enumerate() {
+            let stale = self.searched_from[group] == usize::MAX
+                || self.next[group].is_some_and(|hit| hit < from);
+            if !stale {
+                continue;
+            }
+            self.searched_from[group] = from;
+            self.next[group] = finder
+                .find_iter(&block[from.min(block.len())..])
+                .map(|at| from + at)
+                .find_map(|at| {
+                    tokens.iter().find_map(|&(token, offset)| {
+                        let start = at.checked_sub(offset)?;
+                        (start >= from && block[start..].starts_with(token)).then_some(start)
+                    })
+                });
+        }
+        self.next.iter().flatten().copied().min()
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -122,6 +187,19 @@ mod tests {
         let filter = Prefilter::new(None);
         let line = br#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x"}]},"toolUseResult":"ok"}"#;
         assert!(!filter.may_hold_call(line));
+    }
+
+    #[test]
+    fn hits_are_found_in_order_across_groups_of_a_block() {
+        let filter = Prefilter::new(None);
+        let block =
+            b"{\"type\":\"function_call\"}\n{\"a\":\"tool_use_id\"}\n{\"type\":\"tool_use\"}\n";
+        let mut hits = Hits::new(&filter, block);
+        let first = hits.next(0).expect("function_call");
+        assert_eq!(&block[first..first + 15], b"\"function_call\"");
+        let second = hits.next(first + 1).expect("tool_use");
+        assert_eq!(&block[second..second + 10], b"\"tool_use\"");
+        assert_eq!(hits.next(second + 1), None);
     }
 
     #[test]

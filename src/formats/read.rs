@@ -9,13 +9,13 @@ use std::io::{self, BufRead};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::prefilter::Prefilter;
+use super::prefilter::{Hits, Prefilter};
 use super::walk::{container_format, Found, Lines, SourceState, Walker};
 use super::{anthropic, openai_chat, Event, Format, ReadOptions, ReadSummary};
 use crate::envelope::{decode_arguments, Arguments};
 use crate::record::{CallRecord, Status};
 
-/// A JSONL line this long keeps its buffer; a longer one is let go once read.
+/// A line gathered across reads keeps its buffer up to this size; a longer one lets it go.
 const KEPT_BUFFER: usize = 1 << 20;
 
 pub(crate) struct Reader<'a> {
@@ -66,34 +66,127 @@ impl<'a> Reader<'a> {
             return self.finish();
         }
         let prefilter = Prefilter::new(self.options.format);
+        self.jsonl_line(line, &buffer, &prefilter)?;
+        self.jsonl(input, line + 1, &prefilter)?;
+        self.finish()
+    }
+
+    /// Reads JSONL from the line numbered `line` on, straight from the input's buffer: the
+    /// prefilter searches each buffered block of whole lines at once and only lines where a
+    /// token starts are cut out and parsed. A line that runs past the buffer is gathered in
+    /// `partial` first. Every whole line in a block is dealt with before the next read, so a
+    /// live stream stays live.
+    fn jsonl<R: BufRead>(
+        &mut self,
+        mut input: R,
+        mut line: u64,
+        prefilter: &Prefilter,
+    ) -> io::Result<()> {
+        let mut partial = Vec::new();
         loop {
-            self.jsonl_line(line, &buffer, &prefilter)?;
-            if buffer.capacity() > KEPT_BUFFER {
-                buffer = Vec::new();
+            let available = match input.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            };
+            let length = available.len();
+            if length == 0 {
+                if !partial.is_empty() {
+                    self.jsonl_line(line, &partial, prefilter)?;
+                }
+                return Ok(());
             }
-            buffer.clear();
-            if input.read_until(b'\n', &mut buffer)? == 0 {
-                return self.finish();
+            if !partial.is_empty() {
+                let Some(end) = memchr::memchr(b'\n', available) else {
+                    partial.extend_from_slice(available);
+                    input.consume(length);
+                    continue;
+                };
+                partial.extend_from_slice(&available[..=end]);
+                input.consume(end + 1);
+                self.jsonl_line(line, &partial, prefilter)?;
+                line += 1;
+                if partial.capacity() > KEPT_BUFFER {
+                    partial = Vec::new();
+                }
+                partial.clear();
+                continue;
             }
-            line += 1;
+            match memchr::memrchr(b'\n', available) {
+                Some(end) => {
+                    line = self.jsonl_block(line, &available[..=end], prefilter)?;
+                    partial.extend_from_slice(&available[end + 1..]);
+                }
+                None => partial.extend_from_slice(available),
+            }
+            input.consume(length);
         }
     }
 
+    /// Whole lines, the first numbered `line`; returns the number of the line after them.
+    fn jsonl_block(
+        &mut self,
+        mut line: u64,
+        block: &[u8],
+        prefilter: &Prefilter,
+    ) -> io::Result<u64> {
+        let mut hits = Hits::new(prefilter, block);
+        let mut at = 0;
+        while let Some(hit) = hits.next(at) {
+            let start = memchr::memrchr(b'\n', &block[at..hit]).map_or(at, |end| at + end + 1);
+            let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |end| hit + end + 1);
+            line = self.skipped_lines(line, &block[at..start])?;
+            self.parse_line(line, &block[start..end])?;
+            line += 1;
+            at = end;
+        }
+        self.skipped_lines(line, &block[at..])
+    }
+
+    /// Lines the prefilter skipped: only counted, and checked that their brackets close, which
+    /// is what a writer killed mid-line leaves. Returns the number of the line after them.
+    fn skipped_lines(&mut self, mut line: u64, lines: &[u8]) -> io::Result<u64> {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', lines) {
+            self.check_skipped(line, &lines[start..end])?;
+            line += 1;
+            start = end + 1;
+        }
+        Ok(line)
+    }
+
+    fn check_skipped(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
+        let text = trim(bytes);
+        match (text.first(), text.last()) {
+            (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(false)),
+            (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(false)),
+            _ => Ok(()),
+        }
+    }
+
+    /// One line read on its own (the first, and lines longer than the input's buffer).
     fn jsonl_line(&mut self, line: u64, bytes: &[u8], prefilter: &Prefilter) -> io::Result<()> {
-        let cut_short = !bytes.ends_with(b"\n");
         let text = trim(bytes);
         if text.is_empty() {
             return Ok(());
         }
         if !prefilter.may_hold_call(text) {
-            // Not parsed, but a line whose brackets do not even close is reported: it is what
-            // a writer killed mid-line leaves.
-            return match (text.first(), text.last()) {
-                (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(cut_short)),
-                (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(cut_short)),
-                _ => Ok(()),
-            };
+            if !bytes.ends_with(b"\n") {
+                return match (text.first(), text.last()) {
+                    (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(true)),
+                    (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(true)),
+                    _ => Ok(()),
+                };
+            }
+            return self.check_skipped(line, text);
         }
+        self.parse_line(line, bytes)
+    }
+
+    /// Parses a line that may hold a call.
+    fn parse_line(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
+        let cut_short = !bytes.ends_with(b"\n");
+        let text = trim(bytes);
         let text = match std::str::from_utf8(text) {
             Ok(text) => text,
             Err(error) => {
@@ -302,5 +395,433 @@ fn hash_object(map: &serde_json::Map<String, Value>, hasher: &mut DefaultHasher)
     for (key, value) in entries {
         key.hash(hasher);
         hash_value(value, hasher);
+    }
+}
+
+/// Reading text the way the tests of every shape and rule need it.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::super::{read_log, Event, ReadOptions, ReadSummary};
+    use crate::record::{CallRecord, Status};
+
+    /// Everything a read hands over: the records, the malformed lines, the summary.
+    pub(crate) fn read_with(
+        text: &str,
+        options: &ReadOptions,
+    ) -> (Vec<CallRecord>, Vec<(u64, String)>, ReadSummary) {
+        let mut calls = Vec::new();
+        let mut malformed = Vec::new();
+        let summary = read_log("test", text.as_bytes(), options, &mut |event| {
+            match event {
+                Event::Call(record) => calls.push(record),
+                Event::Malformed { line, message } => malformed.push((line, message)),
+            }
+            Ok(())
+        })
+        .expect("reading from memory does not fail");
+        (calls, malformed, summary)
+    }
+
+    pub(crate) fn records(text: &str) -> Vec<CallRecord> {
+        read_with(text, &ReadOptions::default()).0
+    }
+
+    /// `(line, tool, status)` of each call: what most rules are about.
+    pub(crate) fn brief(text: &str) -> Vec<(u64, String, Status)> {
+        records(text)
+            .into_iter()
+            .map(|record| (record.line, record.tool, record.status))
+            .collect()
+    }
+
+    /// `brief` with owned names, for comparing against literals.
+    pub(crate) fn expect(calls: &[(u64, &str, Status)]) -> Vec<(u64, String, Status)> {
+        calls
+            .iter()
+            .map(|(line, tool, status)| (*line, (*tool).to_owned(), *status))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, BufRead, Read};
+
+    use super::testing::{brief, expect, read_with, records};
+    use super::*;
+    use crate::formats::read_log;
+    use crate::record::Status::{Declared, Freeform, Invalid, Missing, Present};
+
+    const TOOL_USE: &str = r#"{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","reason":"look"}}]}}"#;
+
+    #[test]
+    fn jsonl_lines_are_events_with_their_own_line_numbers() {
+        let text = format!("{{\"type\":\"summary\"}}\n{TOOL_USE}\n\n{TOOL_USE}\n");
+        let text = text.replacen("\"t1\"", "\"t2\"", 1);
+        assert_eq!(
+            brief(&text),
+            expect(&[(2, "Bash", Present), (4, "Bash", Present)])
+        );
+    }
+
+    #[test]
+    fn crlf_line_endings_and_a_missing_last_newline_are_read() {
+        let text = format!("{TOOL_USE}\r\n{}", TOOL_USE.replace("t1", "t2"));
+        let (calls, malformed, _) = read_with(&text, &ReadOptions::default());
+        assert_eq!(calls.len(), 2);
+        assert!(malformed.is_empty());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_line() {
+        assert_eq!(records(&format!("\u{feff}{TOOL_USE}\n")).len(), 1);
+    }
+
+    #[test]
+    fn a_pretty_printed_document_is_read_whole_and_lines_point_at_each_call() {
+        let text = "{\n  \"messages\": [\n    {\n      \"role\": \"assistant\",\n      \"tool_calls\": [\n        {\n          \"id\": \"c1\",\n          \"function\": {\"name\": \"ls\", \"arguments\": \"{}\"}\n        },\n        {\n          \"id\": \"c2\",\n          \"function\": {\"name\": \"cat\", \"arguments\": \"{}\"}\n        }\n      ]\n    }\n  ]\n}\n";
+        assert_eq!(
+            brief(text),
+            expect(&[(6, "ls", Missing), (10, "cat", Missing)])
+        );
+    }
+
+    #[test]
+    fn a_document_on_one_line_is_one_event_at_line_one() {
+        let text = r#"[{"type":"function_call","name":"a","arguments":"{}","call_id":"x"},{"type":"function_call","name":"a","arguments":"{}","call_id":"x"}]"#;
+        // One event: the same call twice in it counts twice.
+        assert_eq!(brief(text), expect(&[(1, "a", Missing), (1, "a", Missing)]));
+    }
+
+    #[test]
+    fn a_bad_json_line_is_malformed_and_reading_goes_on() {
+        let text = format!(
+            "{TOOL_USE}\n{{\"type\":\"tool_use\", oops}}\n{}\n",
+            TOOL_USE.replace("t1", "t2")
+        );
+        let (calls, malformed, summary) = read_with(&text, &ReadOptions::default());
+        assert_eq!(calls.len(), 2);
+        assert_eq!(malformed.len(), 1);
+        assert_eq!(malformed[0].0, 2);
+        assert_eq!(summary.malformed_lines, 1);
+    }
+
+    #[test]
+    fn a_truncated_last_line_is_malformed() {
+        let text = format!("{TOOL_USE}\n{}", &TOOL_USE[..60]);
+        let (calls, malformed, _) = read_with(&text, &ReadOptions::default());
+        assert_eq!(calls.len(), 1);
+        assert_eq!(malformed, [(2, "truncated last line".to_owned())]);
+    }
+
+    #[test]
+    fn a_cut_line_the_prefilter_skips_is_still_malformed() {
+        let text = "{\"type\":\"user\",\"message\":{\"content\":\"hel\n";
+        let (_, malformed, _) = read_with(text, &ReadOptions::default());
+        assert_eq!(malformed.len(), 1);
+    }
+
+    #[test]
+    fn invalid_utf8_is_malformed_and_reading_goes_on() {
+        let mut bytes = TOOL_USE.replace("look", "lo\u{e9}k").into_bytes();
+        let at = bytes.iter().position(|&byte| byte == 0xC3).expect("é");
+        bytes[at] = 0xFF;
+        bytes.push(b'\n');
+        bytes.extend_from_slice(TOOL_USE.replace("t1", "t2").as_bytes());
+        let mut malformed = Vec::new();
+        let mut calls = 0;
+        read_log("test", &bytes[..], &ReadOptions::default(), &mut |event| {
+            match event {
+                Event::Call(_) => calls += 1,
+                Event::Malformed { line, message } => malformed.push((line, message)),
+            }
+            Ok(())
+        })
+        .expect("read");
+        assert_eq!(calls, 1);
+        assert_eq!(malformed.len(), 1);
+        assert_eq!(malformed[0].0, 1);
+        assert!(malformed[0].1.contains("UTF-8"), "{}", malformed[0].1);
+    }
+
+    #[test]
+    fn valid_json_that_is_no_event_is_silently_nothing() {
+        let text = "\"tool_use\"\n42\n[1]\nnull\n{\"tools\": 3}\n";
+        let (calls, malformed, _) = read_with(text, &ReadOptions::default());
+        assert!(calls.is_empty());
+        assert!(malformed.is_empty());
+    }
+
+    #[test]
+    fn a_line_of_any_length_is_read() {
+        let long = "x".repeat(3 << 20);
+        let line = TOOL_USE.replace("\"ls\"", &format!("\"{long}\""));
+        assert_eq!(records(&format!("{line}\n{TOOL_USE}\n")).len(), 2);
+    }
+
+    /// Hands out one line per read, and counts them: what a pipe from `tail -f` does.
+    struct Trickle {
+        lines: Vec<Vec<u8>>,
+        given: std::rc::Rc<std::cell::Cell<usize>>,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let given = self.given.get();
+            let Some(line) = self.lines.get(given) else {
+                return Ok(0);
+            };
+            buf[..line.len()].copy_from_slice(line);
+            self.given.set(given + 1);
+            Ok(line.len())
+        }
+    }
+
+    #[test]
+    fn each_call_is_handed_over_before_the_next_line_is_read() {
+        let given = std::rc::Rc::new(std::cell::Cell::new(0));
+        let lines = (1..=3)
+            .map(|n| format!("{}\n", TOOL_USE.replace("t1", &format!("t{n}"))).into_bytes())
+            .collect();
+        let input = io::BufReader::with_capacity(
+            1 << 16,
+            Trickle {
+                lines,
+                given: given.clone(),
+            },
+        );
+        let mut seen = Vec::new();
+        read_log("-", input, &ReadOptions::default(), &mut |event| {
+            if let Event::Call(record) = event {
+                seen.push((record.line, given.get()));
+            }
+            Ok(())
+        })
+        .expect("read");
+        assert_eq!(seen, [(1, 1), (2, 2), (3, 3)]);
+    }
+
+    #[test]
+    fn a_sink_error_stops_reading_and_is_returned() {
+        let text = format!("{TOOL_USE}\n{}\n", TOOL_USE.replace("t1", "t2"));
+        let mut calls = 0;
+        let result = read_log("-", text.as_bytes(), &ReadOptions::default(), &mut |_| {
+            calls += 1;
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        });
+        assert_eq!(
+            result.map_err(|error| error.kind()),
+            Err(io::ErrorKind::BrokenPipe)
+        );
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn within_one_event_every_call_counts_even_when_ids_repeat() {
+        let text = r#"{"history":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]}]}"#;
+        assert_eq!(records(text).len(), 2);
+    }
+
+    #[test]
+    fn a_later_event_recording_the_same_call_counts_it_once_at_its_first_place() {
+        let first = r#"{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"ls","arguments":"{\"path\":\".\"}"}}]}]}"#;
+        // The next request repeats the history, with the arguments re-encoded.
+        let second = r#"{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"ls","arguments":"{ \"path\": \".\" }"}}]},{"role":"tool","tool_call_id":"c1","content":"a b"},{"role":"assistant","tool_calls":[{"id":"c2","function":{"name":"cat","arguments":"{}"}}]}]}"#;
+        let (calls, _, summary) =
+            read_with(&format!("{first}\n{second}\n"), &ReadOptions::default());
+        let places: Vec<_> = calls
+            .iter()
+            .map(|c| (c.line, c.call_id.as_deref()))
+            .collect();
+        assert_eq!(places, [(1, Some("c1")), (2, Some("c2"))]);
+        assert_eq!(summary.repeats, 1);
+    }
+
+    #[test]
+    fn a_later_call_with_the_same_id_but_other_arguments_counts_again() {
+        let line = |command: &str| {
+            format!(
+                r#"{{"type":"response_item","payload":{{"type":"function_call","name":"shell","arguments":"{{\"command\":\"{command}\"}}","call_id":"c"}}}}"#
+            )
+        };
+        let text = format!("{}\n{}\n", line("ls"), line("pwd"));
+        assert_eq!(records(&text).len(), 2);
+    }
+
+    #[test]
+    fn calls_without_an_id_are_never_taken_for_repeats() {
+        let line = r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"take_snapshot","args":{}}}]}}]}"#;
+        assert_eq!(records(&format!("{line}\n{line}\n")).len(), 2);
+    }
+
+    #[test]
+    fn a_catalogue_later_in_the_event_decides_declared_for_the_whole_event() {
+        let text = r#"{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"cancel","input":{"job":1,"reason":"stale"}},{"type":"tool_use","id":"b","name":"ls","input":{"reason":"look"}}]}],"tools":[{"name":"cancel","input_schema":{"type":"object","properties":{"reason":{"type":"string"}}}},{"name":"ls","input_schema":{"type":"object","properties":{"reason":{"type":"string","description":"One short sentence: why this call. Shown to the human reviewing the session."}}}}]}"#;
+        assert_eq!(
+            brief(text),
+            expect(&[(1, "cancel", Declared), (1, "ls", Present)])
+        );
+    }
+
+    #[test]
+    fn a_catalogue_declares_the_calls_of_later_events() {
+        let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"close","inputSchema":{"type":"object","required":["reason"]}}]}}"#;
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"close","arguments":{"reason":"done"}}}"#;
+        assert_eq!(
+            brief(&format!("{list}\n{call}\n")),
+            expect(&[(2, "close", Declared)])
+        );
+    }
+
+    #[test]
+    fn audit_declared_audits_the_declared_tools_too() {
+        let list = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"close","inputSchema":{"type":"object","required":["reason"]}}]}}"#;
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"close","arguments":{"reason":"done"}}}"#;
+        let options = ReadOptions {
+            audit_declared: true,
+            ..ReadOptions::default()
+        };
+        let (calls, _, _) = read_with(&format!("{list}\n{call}\n"), &options);
+        assert_eq!(calls[0].status, Present);
+        assert_eq!(calls[0].reason.as_deref(), Some("done"));
+    }
+
+    #[test]
+    fn a_forced_format_labels_every_record() {
+        let options = ReadOptions {
+            format: Some(Format::Anthropic),
+            ..ReadOptions::default()
+        };
+        let (calls, _, summary) = read_with(&format!("{TOOL_USE}\n"), &options);
+        assert_eq!(calls[0].format, Format::Anthropic);
+        assert_eq!(summary.format, Some(Format::Anthropic));
+    }
+
+    #[test]
+    fn a_stream_mixing_shapes_yields_every_call() {
+        let text = [
+            TOOL_USE,
+            r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"[\"ls\"]","call_id":"c"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get","arguments":{}}}"#,
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"grep","args":{"reason":""}}}]}}]}"#,
+            r#"{"type":"context.append_loop_event","event":{"type":"tool.call","toolCallId":"k","name":"Read","args":{"reason":1}}}"#,
+        ]
+        .join("\n");
+        let formats: Vec<_> = records(&text)
+            .into_iter()
+            .map(|r| (r.format, r.status))
+            .collect();
+        assert_eq!(
+            formats,
+            [
+                (Format::ClaudeCode, Present),
+                (Format::Codex, Freeform),
+                (Format::Mcp, Missing),
+                (Format::Gemini, crate::record::Status::Blank),
+                (Format::Kimi, Invalid),
+            ]
+        );
+    }
+
+    #[test]
+    fn kept_arguments_are_decoded_from_their_json_string() {
+        let text = r#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"ls","arguments":"{\"path\":\"src\"}"}}]}}]}"#;
+        let options = ReadOptions {
+            keep_arguments: true,
+            ..ReadOptions::default()
+        };
+        let (calls, _, _) = read_with(text, &options);
+        assert_eq!(calls[0].arguments, Some(serde_json::json!({"path": "src"})));
+        assert_eq!(records(text)[0].arguments, None);
+    }
+
+    /// Every event, with the line a record or a malformed line names, as text to compare.
+    fn events_through_buffer(bytes: &[u8], capacity: usize) -> Vec<String> {
+        let mut events = Vec::new();
+        let input = io::BufReader::with_capacity(capacity, bytes);
+        read_log("t", input, &ReadOptions::default(), &mut |event| {
+            events.push(format!("{event:?}"));
+            Ok(())
+        })
+        .expect("read");
+        events
+    }
+
+    #[test]
+    fn any_input_buffer_size_yields_the_same_events() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut inputs = vec![format!(
+            "{TOOL_USE}\r\n{{\"type\":\"user\",\"x\":\"tool_use_id\"}}\n\n{{\"cut\": \"li\n{}\n{{\"type\":\"tool_use\",\"id\":\"q\",\"name\":\"n\",\"input\":{{\"reason\":1}}}}\n{{\"type\":\"tool_use\",",
+            TOOL_USE.replace("t1", "t2")
+        )
+        .into_bytes()];
+        for sample in [
+            "claude-code.jsonl",
+            "codex.jsonl",
+            "gemini.jsonl",
+            "mcp.jsonl",
+            "kimi.jsonl",
+        ] {
+            inputs.push(std::fs::read(root.join("samples").join(sample)).expect("sample"));
+        }
+        for input in inputs {
+            let whole = events_through_buffer(&input, 1 << 20);
+            assert!(whole.len() > 2, "{whole:?}");
+            for capacity in [1, 2, 7, 64, 333, 4096] {
+                assert_eq!(
+                    events_through_buffer(&input, capacity),
+                    whole,
+                    "capacity {capacity}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn prefilter_never_skips_a_line_holding_a_call() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files: Vec<_> = std::fs::read_dir(root.join("samples"))
+            .expect("samples/")
+            .map(|entry| entry.expect("entry").path())
+            .collect();
+        let corpus = root.join("../shared/corpus");
+        for folder in std::fs::read_dir(&corpus).into_iter().flatten().flatten() {
+            files.extend(
+                std::fs::read_dir(folder.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|f| f.path()),
+            );
+        }
+        let prefilter = Prefilter::new(None);
+        for file in files {
+            let Ok(input) = std::fs::File::open(&file) else {
+                continue;
+            };
+            for (number, line) in io::BufReader::new(input).split(b'\n').enumerate() {
+                let line = line.expect("line");
+                let Ok(value) = serde_json::from_slice::<Value>(&line) else {
+                    continue;
+                };
+                if first_call_format(&value).is_some() {
+                    assert!(
+                        prefilter.may_hold_call(&line),
+                        "{}:{}",
+                        file.display(),
+                        number + 1
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn detect_tells_a_transcript_from_an_api_payload() {
+        let line: Value = serde_json::from_str(TOOL_USE).expect("json");
+        assert_eq!(crate::formats::detect(&line), Some(Format::ClaudeCode));
+        let payload: Value = serde_json::from_str(r#"{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"n","input":{}}]}"#).expect("json");
+        assert_eq!(crate::formats::detect(&payload), Some(Format::Anthropic));
+        assert_eq!(crate::formats::detect(&Value::from(3)), None);
     }
 }

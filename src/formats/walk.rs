@@ -22,8 +22,6 @@ pub(crate) enum Visit {
     Skip,
     /// Look inside.
     Descend,
-    /// Look only inside this key: the others are snapshots of it.
-    Only(&'static str),
     /// Look inside a streamed response's final snapshot, where the items already streamed
     /// one by one come again.
     Snapshot,
@@ -217,17 +215,16 @@ impl<'a> Walker<'a> {
             .find(|visit| *visit != Visit::Pass)
             .unwrap_or(Visit::Descend);
         match visit {
-            Visit::Pass | Visit::Descend => self.descend(map, None),
-            Visit::Only(only) => self.descend(map, Some(only)),
+            Visit::Pass | Visit::Descend => self.descend(map),
             Visit::Skip => self.ordinal += map.values().map(count_objects).sum::<usize>(),
             Visit::Snapshot => {
                 let outer = std::mem::replace(&mut self.in_snapshot, true);
-                self.descend(map, None);
+                self.descend(map);
                 self.in_snapshot = outer;
             }
             Visit::Streamed => {
                 let outer = std::mem::replace(&mut self.in_streamed, true);
-                self.descend(map, None);
+                self.descend(map);
                 self.in_streamed = outer;
             }
         }
@@ -237,11 +234,9 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn descend(&mut self, map: &Map<String, Value>, only: Option<&str>) {
+    fn descend(&mut self, map: &Map<String, Value>) {
         for (key, value) in map {
-            if only.is_some_and(|only| only != key) {
-                self.ordinal += count_objects(value);
-            } else if key == "tools" && value.is_array() {
+            if key == "tools" && value.is_array() {
                 catalogue::read(value, &mut self.catalogue);
                 self.ordinal += count_objects(value);
             } else {
