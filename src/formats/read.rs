@@ -143,25 +143,28 @@ impl<'a> Reader<'a> {
         self.skipped_lines(line, &block[at..])
     }
 
-    /// Lines the prefilter skipped: only counted, and checked that their brackets close, which
-    /// is what a writer killed mid-line leaves. Returns the number of the line after them.
+    /// Lines the prefilter skipped: not parsed, but checked that they look like one whole JSON
+    /// value, which catches what a writer killed mid-line or a stray text line leaves. Returns the
+    /// number of the line after them.
     fn skipped_lines(&mut self, mut line: u64, lines: &[u8]) -> io::Result<u64> {
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', lines) {
-            self.check_skipped(line, &lines[start..end])?;
+            self.check_skipped(line, &lines[start..end], false)?;
             line += 1;
             start = end + 1;
         }
         Ok(line)
     }
 
-    fn check_skipped(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
+    fn check_skipped(&mut self, line: u64, bytes: &[u8], last_line: bool) -> io::Result<()> {
         let text = trim(bytes);
-        match (text.first(), text.last()) {
-            (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(false)),
-            (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(false)),
-            _ => Ok(()),
+        if text.is_empty() || looks_whole(text) {
+            return Ok(());
         }
+        if matches!(text.first(), Some(b'{' | b'[' | b'"')) {
+            return self.malformed(line, cut(last_line));
+        }
+        self.malformed(line, "invalid JSON: not a JSON value".to_owned())
     }
 
     /// One line read on its own (the first, and lines longer than the input's buffer).
@@ -171,14 +174,7 @@ impl<'a> Reader<'a> {
             return Ok(());
         }
         if !prefilter.may_hold_call(text) {
-            if !bytes.ends_with(b"\n") {
-                return match (text.first(), text.last()) {
-                    (Some(b'{'), Some(&last)) if last != b'}' => self.malformed(line, cut(true)),
-                    (Some(b'['), Some(&last)) if last != b']' => self.malformed(line, cut(true)),
-                    _ => Ok(()),
-                };
-            }
-            return self.check_skipped(line, text);
+            return self.check_skipped(line, text, !bytes.ends_with(b"\n"));
         }
         self.parse_line(line, bytes)
     }
@@ -308,6 +304,19 @@ impl<'a> Reader<'a> {
     fn malformed(&mut self, line: u64, message: String) -> io::Result<()> {
         self.summary.malformed_lines += 1;
         (self.sink)(Event::Malformed { line, message })
+    }
+}
+
+/// Whether a line the prefilter skipped is shaped like one whole JSON value: brackets or quotes
+/// that close, a number, or a literal. Cheap enough to run on every byte the prefilter saves.
+fn looks_whole(text: &[u8]) -> bool {
+    match (text.first(), text.last()) {
+        (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')) => true,
+        (Some(b'"'), Some(b'"')) => text.len() >= 2,
+        (Some(first), Some(last)) if first == &b'-' || first.is_ascii_digit() => {
+            last.is_ascii_digit()
+        }
+        _ => matches!(text, b"true" | b"false" | b"null"),
     }
 }
 
@@ -823,5 +832,41 @@ mod tests {
         let payload: Value = serde_json::from_str(r#"{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"n","input":{}}]}"#).expect("json");
         assert_eq!(crate::formats::detect(&payload), Some(Format::Anthropic));
         assert_eq!(crate::formats::detect(&Value::from(3)), None);
+    }
+
+    fn malformed_lines(log: &str) -> Vec<(u64, String)> {
+        let mut found = Vec::new();
+        let options = ReadOptions::default();
+        let mut sink = |event| {
+            if let Event::Malformed { line, message } = event {
+                found.push((line, message));
+            }
+            Ok(())
+        };
+        Reader::new("t", &options, &mut sink)
+            .read(log.as_bytes())
+            .unwrap();
+        found
+    }
+
+    #[test]
+    fn a_text_line_the_prefilter_skips_is_still_malformed() {
+        let log = "{\"type\":\"user\"}\nnot json\n{\"type\":\"user\"}\n";
+        assert_eq!(
+            malformed_lines(log),
+            [(2, "invalid JSON: not a JSON value".to_owned())]
+        );
+    }
+
+    #[test]
+    fn skipped_lines_that_are_whole_values_pass() {
+        assert!(malformed_lines("{}\n[1]\n\"text\"\n-12\n3\ntrue\nnull\n\n").is_empty());
+    }
+
+    #[test]
+    fn a_skipped_line_cut_short_is_malformed() {
+        let found = malformed_lines("{\"a\":1}\n{\"type\":\"user\",\"x\":\n{\"b\":2}\n");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, 2);
     }
 }

@@ -2,7 +2,9 @@
 
 mod check;
 mod cli;
+mod corpus;
 mod extract;
 mod man;
+mod samples;
 mod stats;
 mod util;
