@@ -287,3 +287,77 @@ fn many_files_keep_their_order_when_read_in_parallel() {
     deduped.dedup();
     assert_eq!(deduped, paths);
 }
+
+#[test]
+fn a_call_recorded_again_by_a_later_event_counts_once_but_repeats_within_an_event_count() {
+    let call = json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}});
+    let twice_in_one = json!({"type": "assistant", "message": {"content": [call, call]}});
+    let lines = [
+        twice_in_one.to_string(),
+        claude_call("s", "t1", "Bash", json!({"command": "ls"})),
+        claude_call("s", "t1", "Bash", json!({"command": "ls -la"})),
+    ];
+    let (_dir, path) = log_file("session.jsonl", &lines);
+    let run = run(&["extract", arg(&path)]);
+    let lines: Vec<u64> = records(&run.stdout)
+        .iter()
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [1, 1, 3],
+        "same id, tool and arguments later is a repeat; other arguments are not"
+    );
+}
+
+#[test]
+fn a_huge_line_is_read_whole() {
+    let content = "é\\\"".repeat(4 << 20);
+    let huge = json!({"type": "user", "message": {"content": [{"type": "tool_result", "content": content}]}});
+    let lines = [
+        claude_call("s", "t1", "Bash", json!({"command": "before"})),
+        huge.to_string(),
+        claude_call(
+            "s",
+            "t2",
+            "Bash",
+            json!({"command": "after", "reason": "x".repeat(1 << 20)}),
+        ),
+    ];
+    let (_dir, path) = log_file("huge.jsonl", &lines);
+    let run = run(&["extract", arg(&path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let records = records(&run.stdout);
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1]["line"], 3);
+    assert_eq!(records[1]["reason"].as_str().unwrap().len(), 1 << 20);
+}
+
+#[test]
+fn invalid_utf8_and_a_truncated_last_line_are_warned_about_by_line() {
+    let mut log = Vec::new();
+    log.extend_from_slice(claude_call("s", "t1", "Bash", json!({"command": "ls"})).as_bytes());
+    log.extend_from_slice(b"\n{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"x\",\"name\":\"B\xffash\",\"input\":{}}]}}\n");
+    log.extend_from_slice(claude_call("s", "t3", "Bash", json!({"command": "ls"})).as_bytes());
+    log.extend_from_slice(
+        b"\n{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\"",
+    );
+    let run = run_with_stdin(&["extract"], &log);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ids: Vec<&str> = run
+        .stdout
+        .lines()
+        .map(|l| if l.contains("\"t1\"") { "t1" } else { "t3" })
+        .collect();
+    assert_eq!(ids, ["t1", "t3"]);
+    assert!(
+        run.stderr.contains("reasons: -:2: invalid UTF-8"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("reasons: -:4: truncated last line"),
+        "{}",
+        run.stderr
+    );
+}
