@@ -2,9 +2,12 @@
 //! the run ended; errors are reported by `main`.
 
 mod completions;
+mod filter;
+mod relay;
 
 use anyhow::bail;
 use reasons::cli::Command;
+use reasons::stream::Options;
 
 use crate::exit_codes::ExitCode;
 
@@ -15,7 +18,15 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Extract(_) => not_implemented("extract"),
         Command::Check(_) => not_implemented("check"),
         Command::Stats(_) => not_implemented("stats"),
-        Command::Filter(_) => not_implemented("filter"),
+        Command::Filter(args) => filter::run(
+            Options {
+                augment: !args.no_augment,
+                strip: !args.no_strip,
+            },
+            args.reasons_log.as_deref(),
+            std::io::stdin().lock(),
+            std::io::stdout().lock(),
+        ),
         Command::Proxy(_) => not_implemented("proxy"),
     }
 }
