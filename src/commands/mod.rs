@@ -3,6 +3,7 @@
 
 mod completions;
 mod filter;
+mod proxy;
 mod relay;
 
 use anyhow::bail;
@@ -27,7 +28,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             std::io::stdin().lock(),
             std::io::stdout().lock(),
         ),
-        Command::Proxy(_) => not_implemented("proxy"),
+        Command::Proxy(args) => proxy::run(&args.server, args.reasons_log.as_deref()),
     }
 }
 

@@ -3,4 +3,5 @@
 mod cli;
 mod filter;
 mod man;
+mod proxy;
 mod util;
