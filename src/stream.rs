@@ -157,7 +157,17 @@ impl Filter {
             options,
             tracked: None,
             pages: Pages::default(),
-            needles: Needles::new(&["tools", "input", "arguments", "parameters"]),
+            // The keys of every shape that can be rewritten, or whose catalogue replaces the
+            // tracked set; quoted, so that prose mentioning tools does not count.
+            needles: Needles::new(&[
+                "\"tools\"",
+                "\"arguments\"",
+                "\"input\"",
+                "\"inputSchema\"",
+                "\"input_schema\"",
+                "\"parameters\"",
+                "\"function\"",
+            ]),
         }
     }
 
@@ -274,7 +284,8 @@ pub fn proxy_halves() -> (ClientToServer, ServerToClient) {
     (
         ClientToServer {
             shared: Arc::clone(&shared),
-            needles: Needles::new(&["tools"]),
+            // The method names `"tools/call"` and `"tools/list"`, also with an escaped slash.
+            needles: Needles::new(&["\"tools/", "\"tools\\/"]),
         },
         ServerToClient {
             shared,
@@ -450,8 +461,8 @@ impl Pages {
     }
 }
 
-/// Substrings without which a line cannot matter to the layer. A key spelled with a `\u` escape
-/// would hide from them, so such a line is always looked at.
+/// Substrings without which a line cannot matter to the layer. A key or method spelled with a
+/// `\u` escape would hide from them, so such a line is always looked at.
 #[derive(Debug)]
 struct Needles(Vec<memmem::Finder<'static>>);
 

@@ -624,3 +624,26 @@ fn the_proxy_passes_everything_else_untouched() {
     );
     assert_untouched(&server.line(&sampling), &sampling);
 }
+
+#[test]
+fn the_proxy_sees_a_method_written_with_an_escaped_slash() {
+    let (mut client, mut server) = proxy_halves();
+    client.line(br#"{"jsonrpc":"2.0","id":1,"method":"tools\/list"}"#);
+    server.line(&line(&list_result(
+        json!(1),
+        vec![mcp_tool("fs_write")],
+        None,
+    )));
+    let out = client.line(
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools\/call","params":{"name":"fs_write","arguments":{"reason":"r"}}}"#,
+    );
+    assert_eq!(out.reasons.len(), 1);
+}
+
+#[test]
+fn prose_that_mentions_tools_is_not_looked_at() {
+    let mut filter = filter_listing(&["fs_write"]);
+    let result = line(&json!({"jsonrpc": "2.0", "id": 5, "result": {"content": [
+        {"type": "text", "text": "tools arguments input parameters"}]}}));
+    assert_untouched(&filter.line(&result), &result);
+}
