@@ -67,7 +67,9 @@ pub enum Command {
     /// Starts SERVER with its arguments and sits between it and the MCP client that started
     /// `reasons`: the server's tool listings gain the optional `reason` parameter on the way to
     /// the client, and calls lose it on the way to the server. Everything else passes through
-    /// untouched. Exits with the server's exit status.
+    /// untouched; the server's stderr is the proxy's. When the client closes stdin, the server's
+    /// stdin is closed too, and a server still running 2 seconds later is killed. Exits with the
+    /// server's exit status, or 128 + N when signal N ended it; 2 when it cannot be started.
     Proxy(ProxyArgs),
     /// Print a shell completion script.
     ///
@@ -235,7 +237,7 @@ pub struct FilterArgs {
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
-    /// Leave tool catalogues as they are.
+    /// Leave tool catalogues as they are (they still decide which tools' calls are stripped).
     #[arg(long)]
     pub no_augment: bool,
 

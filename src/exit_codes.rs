@@ -9,6 +9,9 @@ pub enum ExitCode {
     Finding,
     /// A usage, input or I/O error.
     Error,
+    /// The status of a program `reasons` ran on the user's behalf, passed on as it is:
+    /// `reasons proxy` exits with its server's.
+    Child(i32),
 }
 
 impl From<ExitCode> for i32 {
@@ -17,6 +20,7 @@ impl From<ExitCode> for i32 {
             ExitCode::Success => 0,
             ExitCode::Finding => 1,
             ExitCode::Error => 2,
+            ExitCode::Child(code) => code,
         }
     }
 }

@@ -74,6 +74,9 @@
 //! );
 //! ```
 //!
+//! [`stream`] applies the same rules to live streams of newline-delimited JSON, one line at a time:
+//! the `filter` and `proxy` commands are built on it.
+//!
 //! Beyond the layer, the crate reads recorded agent sessions of many formats
 //! ([`formats`]) into [`record::CallRecord`]s, one per tool call, each with the status of its
 //! reason.
@@ -86,3 +89,4 @@ pub mod formats;
 pub mod layer;
 pub mod record;
 pub mod stats;
+pub mod stream;

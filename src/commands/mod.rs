@@ -4,6 +4,9 @@
 mod check;
 mod completions;
 mod extract;
+mod filter;
+mod proxy;
+mod relay;
 mod stats;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -12,6 +15,7 @@ use anyhow::{bail, Context};
 use reasons::cli::{CheckArgs, Command, ExtractArgs, ExtractFormat, InputArgs, StatsArgs};
 use reasons::formats::ReadOptions;
 use reasons::record::Status;
+use reasons::stream::Options;
 
 use crate::exit_codes::ExitCode;
 use crate::input::{self, Problem, Source};
@@ -20,23 +24,43 @@ use crate::scan::ScanOptions;
 
 /// Runs one parsed command.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
-    let stdout = io::stdout();
-    let line_buffered = stdout.is_terminal();
-    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let code = match command {
-        Command::Completions(args) => completions::run(args.shell, &mut out),
-        Command::Extract(args) => extract::run(extract_options(args, line_buffered)?, &mut out),
-        Command::Check(args) => check::run(check_options(args)?, &mut out),
-        Command::Stats(args) => stats::run(stats_options(args)?, &mut out),
-        Command::Filter(_) => not_implemented("filter"),
-        Command::Proxy(_) => not_implemented("proxy"),
-    }?;
-    out.flush()?;
-    Ok(code)
+    match command {
+        Command::Completions(args) => with_stdout(|out| completions::run(args.shell, out)),
+        Command::Extract(args) => {
+            let options = extract_options(args, io::stdout().is_terminal())?;
+            with_stdout(|out| extract::run(options, out))
+        }
+        Command::Check(args) => {
+            let options = check_options(args)?;
+            with_stdout(|out| check::run(options, out))
+        }
+        Command::Stats(args) => {
+            let options = stats_options(args)?;
+            with_stdout(|out| stats::run(options, out))
+        }
+        // The stream commands own stdout themselves: they flush per line, and the proxy writes
+        // to it from the thread that reads the server.
+        Command::Filter(args) => filter::run(
+            Options {
+                augment: !args.no_augment,
+                strip: !args.no_strip,
+            },
+            args.reasons_log.as_deref(),
+            io::stdin().lock(),
+            io::stdout().lock(),
+        ),
+        Command::Proxy(args) => proxy::run(&args.server, args.reasons_log.as_deref()),
+    }
 }
 
-fn not_implemented(command: &str) -> anyhow::Result<ExitCode> {
-    bail!("{command} is not implemented yet")
+/// Runs a command that writes reports, with stdout block-buffered and flushed at the end.
+fn with_stdout(
+    command: impl FnOnce(&mut dyn Write) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let code = command(&mut out)?;
+    out.flush()?;
+    Ok(code)
 }
 
 /// The logs a command reads, and how.

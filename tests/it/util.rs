@@ -15,6 +15,22 @@ pub fn sample(name: &str) -> PathBuf {
     root().join("samples").join(name)
 }
 
+/// The MCP server test fixture (`examples/mcp_fixture.rs`). `cargo test` builds examples next to
+/// the test binaries' own directory; a run limited to this test target does not, hence the hint.
+pub fn mcp_fixture() -> PathBuf {
+    let name = format!("mcp_fixture{}", std::env::consts::EXE_SUFFIX);
+    let path = std::env::current_exe()
+        .ok()
+        .and_then(|test| Some(test.parent()?.parent()?.join("examples").join(name)))
+        .expect("the test binary sits in a cargo target directory");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo test` (which builds examples) or `cargo build --example mcp_fixture`",
+        path.display()
+    );
+    path
+}
+
 /// A `reasons` command ready to run.
 pub fn reasons() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reasons"));

@@ -1,0 +1,465 @@
+//! `reasons proxy`: the layer in front of a real MCP stdio server (`examples/mcp_fixture.rs`),
+//! end to end through the real binary.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::util::{arg, mcp_fixture, reasons};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// An MCP client's side of one session: lines to the server, lines back, stderr collected.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Vec<u8>>,
+    stderr: JoinHandle<String>,
+}
+
+/// How a session ended.
+struct Ended {
+    code: Option<i32>,
+    stderr: String,
+    /// Lines the client had not read yet.
+    unread: Vec<Vec<u8>>,
+}
+
+impl Session {
+    /// The fixture behind `reasons [PROXY_ARGS] proxy -- mcp_fixture FIXTURE_ARGS`.
+    fn proxied(proxy_args: &[&str], fixture_args: &[&str]) -> Session {
+        let mut command = reasons();
+        command
+            .arg("proxy")
+            .args(proxy_args)
+            .arg("--")
+            .arg(mcp_fixture())
+            .args(fixture_args);
+        Session::start(command)
+    }
+
+    /// The fixture on its own, for comparison.
+    fn direct(fixture_args: &[&str]) -> Session {
+        let mut command = Command::new(mcp_fixture());
+        command.args(fixture_args);
+        Session::start(command)
+    }
+
+    fn start(mut command: Command) -> Session {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the session starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match stdout.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if sender.send(line).is_err() => break,
+                    Ok(_) => {}
+                }
+            }
+        });
+        let stderr = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        Session {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr,
+        }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("the session reads");
+        stdin.flush().expect("the session reads");
+    }
+
+    fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).expect("JSON");
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    #[track_caller]
+    fn recv_raw(&mut self) -> Vec<u8> {
+        self.lines
+            .recv_timeout(WAIT)
+            .expect("a line from the server in time")
+    }
+
+    #[track_caller]
+    fn recv(&mut self) -> Value {
+        serde_json::from_slice(&self.recv_raw()).expect("a JSON line")
+    }
+
+    /// Sends a request and returns the answer to it, raw.
+    #[track_caller]
+    fn request_raw(&mut self, message: &Value) -> Vec<u8> {
+        self.send(message);
+        self.recv_raw()
+    }
+
+    #[track_caller]
+    fn request(&mut self, message: &Value) -> Value {
+        serde_json::from_slice(&self.request_raw(message)).expect("a JSON line")
+    }
+
+    /// Closes stdin, as a client does to end the session, and waits for the end.
+    fn close(mut self) -> Ended {
+        drop(self.stdin.take());
+        self.finish()
+    }
+
+    /// Waits for the process to end by itself.
+    fn finish(mut self) -> Ended {
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Some(status) = self
+                .child
+                .try_wait()
+                .expect("the session can be waited for")
+            {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the session did not end in time");
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        drop(self.stdin.take());
+        let stderr = self.stderr.join().expect("stderr is read");
+        Ended {
+            code: status.code(),
+            stderr,
+            unread: self.lines.try_iter().collect(),
+        }
+    }
+}
+
+fn record_file(dir: &Path, name: &str) -> String {
+    arg(&dir.join(name)).to_owned()
+}
+
+/// The lines a fixture received, as received.
+fn received(path: &str) -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(path).expect("the fixture records");
+    bytes
+        .split_inclusive(|byte| *byte == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn tools_call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}})
+}
+
+/// The arguments the fixture says it received, from its answer to a `tools/call`.
+fn echoed(answer: &Value) -> Value {
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text answer");
+    serde_json::from_str(text).expect("the arguments as JSON")
+}
+
+fn declared(listing: &Value, tool: &str) -> Value {
+    listing["result"]["tools"]
+        .as_array()
+        .expect("a listing")
+        .iter()
+        .find(|declaration| declaration["name"] == tool)
+        .cloned()
+        .unwrap_or_else(|| panic!("{tool} is listed"))
+}
+
+fn has_layers_reason(declaration: &Value) -> bool {
+    declaration["inputSchema"]["properties"]["reason"]["description"]
+        .as_str()
+        .is_some_and(|text| text.starts_with("One short sentence"))
+}
+
+/// One 2025-generation session, the same for the proxy and for the fixture on its own; returns
+/// the raw answers, the listing, and the answers to calls to each tool.
+struct Exchange {
+    untouched: Vec<Vec<u8>>,
+    listing: Value,
+    calls: Vec<Value>,
+}
+
+fn exchange_2025(session: &mut Session) -> Exchange {
+    let mut untouched = Vec::new();
+    untouched.push(
+        session.request_raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {}},
+            "clientInfo": {"name": "test", "version": "1"}}})),
+    );
+    // The server speaks first now: a notification and a request of its own.
+    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    untouched.push(session.recv_raw());
+    untouched.push(session.recv_raw());
+    session.send(&json!({"jsonrpc": "2.0", "id": "fixture-roots-1",
+        "result": {"roots": [{"uri": "file:///work", "name": "work"}]}}));
+    let listing = session.request(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let calls = [
+        ("echo", json!({"text": "hi", "reason": "Check the echo"})),
+        ("note", json!({"body": "b", "reason": "Its own reason"})),
+        ("clock", json!({"reason": "Know the time"})),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(n, (tool, arguments))| session.request(&tools_call(3 + n as u64, tool, arguments)))
+    .collect();
+    session.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 5, "reason": "The user pressed stop"}}),
+    );
+    untouched.push(session.request_raw(&json!({"jsonrpc": "2.0", "id": 9, "method": "ping"})));
+    Exchange {
+        untouched,
+        listing,
+        calls,
+    }
+}
+
+#[test]
+fn the_client_sees_reasons_and_the_server_never_receives_them() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (direct_record, proxied_record) = (
+        record_file(dir.path(), "direct"),
+        record_file(dir.path(), "proxied"),
+    );
+    let mut direct = Session::direct(&["--record", &direct_record]);
+    let direct_exchange = exchange_2025(&mut direct);
+    let mut proxied = Session::proxied(&[], &["--record", &proxied_record]);
+    let proxied_exchange = exchange_2025(&mut proxied);
+
+    // Everything but the listing crosses byte for byte, both ways.
+    assert_eq!(proxied_exchange.untouched, direct_exchange.untouched);
+    for tool in ["echo", "clock"] {
+        assert!(has_layers_reason(&declared(
+            &proxied_exchange.listing,
+            tool
+        )));
+        assert!(!has_layers_reason(&declared(
+            &direct_exchange.listing,
+            tool
+        )));
+    }
+    assert_eq!(
+        declared(&proxied_exchange.listing, "note"),
+        declared(&direct_exchange.listing, "note")
+    );
+
+    // The server receives no reason for the tools the layer augmented, and its own for `note`.
+    let echoes: Vec<Value> = proxied_exchange.calls.iter().map(echoed).collect();
+    assert_eq!(
+        echoes,
+        [
+            json!({"text": "hi"}),
+            json!({"body": "b", "reason": "Its own reason"}),
+            json!({})
+        ]
+    );
+
+    // What the server received differs from the direct session only in the stripped calls.
+    let (direct_lines, proxied_lines) = (received(&direct_record), received(&proxied_record));
+    assert_eq!(direct_lines.len(), proxied_lines.len());
+    for (direct_line, proxied_line) in direct_lines.iter().zip(&proxied_lines) {
+        let text = String::from_utf8_lossy(direct_line);
+        let stripped = text.contains("\"tools/call\"") && !text.contains("\"note\"");
+        assert_eq!(direct_line != proxied_line, stripped, "{text}");
+    }
+
+    let direct_end = direct.close();
+    let ended = proxied.close();
+    assert_eq!(ended.code, Some(0));
+    assert_eq!(direct_end.code, Some(0));
+    assert!(
+        ended.stderr.contains("mcp_fixture: ready"),
+        "{}",
+        ended.stderr
+    );
+    assert!(ended.stderr.contains("echo: Check the echo\n"));
+    assert!(ended.stderr.contains("clock: Know the time\n"));
+    assert!(!ended.stderr.contains("Its own reason"));
+}
+
+#[test]
+fn a_listing_over_two_pages_is_matched_by_id() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let record = record_file(dir.path(), "record");
+    let mut session = Session::proxied(&[], &["--pages", "--record", &record]);
+    let first = session.request(&json!({"jsonrpc": "2.0", "id": "a", "method": "tools/list"}));
+    assert_eq!(first["result"]["nextCursor"], "page-2");
+    assert!(has_layers_reason(&declared(&first, "echo")));
+    let second = session.request(&json!({"jsonrpc": "2.0", "id": "b", "method": "tools/list",
+        "params": {"cursor": "page-2"}}));
+    assert!(has_layers_reason(&declared(&second, "clock")));
+    for (id, tool) in [(1, "echo"), (2, "clock")] {
+        let answer = session.request(&tools_call(
+            id,
+            tool,
+            json!({"text": "x", "reason": "From either page"}),
+        ));
+        assert_eq!(echoed(&answer), json!({"text": "x"}));
+    }
+    assert_eq!(session.close().code, Some(0));
+    let received = received(&record);
+    assert!(received
+        .iter()
+        .all(|line| !String::from_utf8_lossy(line).contains("From either page")));
+}
+
+#[test]
+fn the_2026_generation_passes_and_a_retried_call_is_stripped_too() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let record = record_file(dir.path(), "record");
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let discover = json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover",
+        "params": {"_meta": meta}});
+    let mut direct = Session::direct(&["--input-required"]);
+    let direct_discovery = direct.request_raw(&discover);
+    direct.close();
+
+    let mut session = Session::proxied(&[], &["--input-required", "--record", &record]);
+    assert_eq!(session.request_raw(&discover), direct_discovery);
+    let listing = session.request(&json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list",
+        "params": {"_meta": meta}}));
+    assert!(has_layers_reason(&declared(&listing, "echo")));
+
+    let arguments = json!({"text": "go", "reason": "Ship the fix"});
+    let first = session.request(&tools_call(1, "echo", arguments.clone()));
+    assert_eq!(first["result"]["resultType"], "input_required");
+    let mut retry = tools_call(2, "echo", arguments);
+    retry["params"]["inputResponses"] =
+        json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    retry["params"]["requestState"] = first["result"]["requestState"].clone();
+    let answer = session.request(&retry);
+    assert_eq!(echoed(&answer), json!({"text": "go"}));
+
+    let ended = session.close();
+    assert_eq!(ended.code, Some(0));
+    assert_eq!(ended.stderr.matches("echo: Ship the fix").count(), 2);
+    let calls: Vec<Value> = received(&record)
+        .iter()
+        .map(|line| serde_json::from_slice(line).expect("JSON"))
+        .filter(|message: &Value| message["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2);
+    for call in &calls {
+        assert_eq!(call["params"]["arguments"], json!({"text": "go"}));
+    }
+    assert_eq!(calls[1]["params"]["requestState"], "fixture-state-1");
+}
+
+#[test]
+fn a_call_before_any_listing_reaches_the_server_as_sent() {
+    let mut session = Session::proxied(&[], &[]);
+    let answer = session.request(&tools_call(
+        1,
+        "echo",
+        json!({"text": "t", "reason": "Early"}),
+    ));
+    assert_eq!(echoed(&answer), json!({"text": "t", "reason": "Early"}));
+    assert_eq!(session.close().code, Some(0));
+}
+
+#[test]
+fn malformed_and_blank_lines_cross_untouched() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let record = record_file(dir.path(), "record");
+    let mut session = Session::proxied(&[], &["--record", &record]);
+    let sent: &[u8] = b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/li\xff\n";
+    session.send_raw(sent);
+    let answer = session.recv();
+    assert_eq!(answer["error"]["code"], -32700);
+    assert_eq!(session.close().code, Some(0));
+    assert_eq!(received(&record).concat(), sent);
+}
+
+#[test]
+fn the_server_exit_status_is_the_proxy_exit_status() {
+    let session = Session::proxied(&[], &["--exit-code", "3"]);
+    let ended = session.close();
+    assert_eq!(ended.code, Some(3));
+}
+
+#[test]
+fn a_server_that_dies_mid_session_ends_the_proxy_after_its_last_words() {
+    let mut session = Session::proxied(&[], &[]);
+    // The client keeps its end open: the server goes by itself.
+    let answer = session.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "fixture/exit",
+        "params": {"code": 5}}));
+    assert_eq!(answer["result"], json!({}));
+    let last = session.recv();
+    assert_eq!(last["params"]["data"], "exiting");
+    let ended = session.finish();
+    assert_eq!(ended.code, Some(5));
+    assert!(ended.unread.is_empty());
+    assert!(ended.stderr.contains("mcp_fixture: exiting with 5"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_server_that_ignores_its_closed_stdin_is_ended_after_a_grace_period() {
+    let session = Session::proxied(&[], &["--linger"]);
+    let started = Instant::now();
+    let ended = session.close();
+    // Killed (signal 9) after the grace period: 128 + 9.
+    assert_eq!(ended.code, Some(137));
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert!(ended.stderr.contains("ending it"), "{}", ended.stderr);
+}
+
+#[test]
+fn a_server_that_cannot_start_is_an_error() {
+    let output = reasons()
+        .args(["proxy", "--", "/nonexistent/mcp-server", "--flag"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("reasons runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("reasons: cannot start /nonexistent/mcp-server: "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn reasons_log_takes_the_reasons_instead_of_stderr() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let log = dir.path().join("reasons.jsonl");
+    let mut session = Session::proxied(&["--reasons-log", arg(&log)], &[]);
+    session.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    session.request(&tools_call(
+        2,
+        "echo",
+        json!({"text": "t", "reason": "Logged"}),
+    ));
+    let ended = session.close();
+    assert_eq!(ended.code, Some(0));
+    assert!(!ended.stderr.contains("Logged"));
+    let log = std::fs::read_to_string(&log).expect("the log is written");
+    assert_eq!(
+        log,
+        "{\"tool\":\"echo\",\"call_id\":\"2\",\"reason\":\"Logged\"}\n"
+    );
+}
