@@ -7,28 +7,14 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::util::{arg, reasons};
+use crate::util::{arg, output_with_stdin, reasons};
 
 const REASON: &str = "Save the draft you asked for";
 
 /// Runs `reasons filter ARGS` on `input`, keeping stdout as bytes.
 #[track_caller]
 fn filter(args: &[&str], input: &[u8]) -> Output {
-    let mut child = reasons()
-        .arg("filter")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the reasons binary starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let output = child.wait_with_output().expect("reasons runs");
-    writer.join().expect("the writer finishes");
+    let output = output_with_stdin(&[&["filter"][..], args].concat(), input);
     assert_eq!(
         output.status.code(),
         Some(0),

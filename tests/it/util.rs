@@ -62,6 +62,12 @@ impl From<Output> for Run {
 /// Runs `reasons ARGS` with `stdin` as its standard input.
 #[track_caller]
 pub fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Run {
+    output_with_stdin(args, stdin).into()
+}
+
+/// Runs `reasons ARGS` with `stdin` as its standard input, keeping the output as bytes.
+#[track_caller]
+pub fn output_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = reasons()
         .args(args)
         .stdin(Stdio::piped())
@@ -76,7 +82,7 @@ pub fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Run {
     });
     let output = child.wait_with_output().expect("reasons runs");
     writer.join().expect("stdin writer finishes");
-    output.into()
+    output
 }
 
 /// Runs `reasons ARGS` with empty standard input.
