@@ -1,7 +1,7 @@
 //! `reasons extract` through the real binary.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::json;
@@ -360,4 +360,34 @@ fn invalid_utf8_and_a_truncated_last_line_are_warned_about_by_line() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn with_no_path_and_a_terminal_the_local_agent_logs_are_read_and_announced() {
+    // `script` gives the command a terminal for stdin, as a person typing it would.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script` to make a terminal with: skipped");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join(".claude/projects/demo");
+    std::fs::create_dir_all(&project).unwrap();
+    let line = claude_call("s", "t1", "Bash", json!({"command": "ls"}));
+    std::fs::write(project.join("session.jsonl"), line + "\n").unwrap();
+    let command = format!("{} extract --format jsonl", env!("CARGO_BIN_EXE_reasons"));
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("HOME", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains(&format!(
+            "reasons: reading {}",
+            home.path().join(".claude/projects").display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("\"call_id\":\"t1\""), "{text}");
 }
