@@ -5,6 +5,7 @@ mod commands;
 mod exit_codes;
 mod input;
 mod output;
+mod progress;
 mod scan;
 
 use std::io::{self, Write};

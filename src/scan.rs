@@ -14,6 +14,7 @@ use reasons::formats::{read_log, Event, ReadOptions, ReadSummary};
 use reasons::record::CallRecord;
 
 use crate::input::Source;
+use crate::progress::Progress;
 
 /// How logs are read, whatever the command.
 #[derive(Debug, Clone)]
@@ -128,26 +129,19 @@ impl Read for Follow<'_> {
     }
 }
 
-/// What reading one file in the background produced.
-pub struct FileResult<T> {
-    /// The command's own result for the file.
-    pub value: T,
-    /// Warnings about malformed lines, in line order.
-    pub warnings: Vec<String>,
-    /// What the reader counted, or why the file could not be read.
-    pub summary: anyhow::Result<ReadSummary>,
-}
-
 /// Reads every source in parallel, folding each one's calls with `fold` into a fresh `T`, and
-/// hands the results to `emit` in the order of `sources`, each as soon as it and all before it
-/// are done.
+/// hands each file's result and summary to `emit` in the order of `sources`, as soon as it and
+/// all before it are done.
+///
+/// Warnings about malformed lines, and files that could not be read, are reported on stderr as
+/// they are handed on; returns whether every file was read.
 pub fn each_in_order<T: Send>(
     sources: &[Source],
     options: &ScanOptions,
     init: impl Fn() -> T + Sync,
     fold: impl Fn(&mut T, CallRecord) + Sync,
-    mut emit: impl FnMut(&Source, FileResult<T>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+    mut emit: impl FnMut(&Source, T, &ReadSummary) -> anyhow::Result<()>,
+) -> anyhow::Result<bool> {
     let stop = AtomicBool::new(false);
     let work = |source: &Source| {
         let mut value = init();
@@ -165,17 +159,29 @@ pub fn each_in_order<T: Send>(
             },
             &mut |warning| warnings.push(warning),
         );
-        FileResult {
-            value,
-            warnings,
-            summary,
+        (value, warnings, summary)
+    };
+    let mut progress = Progress::new(sources.len());
+    let mut all_read = true;
+    let mut hand_on = |source: &Source, (value, warnings, summary): (T, Vec<String>, _)| {
+        for warning in warnings {
+            progress.message(&format!("reasons: {warning}"));
+        }
+        progress.file_done();
+        match summary {
+            Ok(summary) => emit(source, value, &summary),
+            Err(error) => {
+                progress.message(&format!("reasons: {error:#}"));
+                all_read = false;
+                Ok(())
+            }
         }
     };
     if sources.len() <= 1 {
         for source in sources {
-            emit(source, work(source))?;
+            hand_on(source, work(source))?;
         }
-        return Ok(());
+        return Ok(all_read);
     }
     let (sender, receiver) = mpsc::channel();
     std::thread::scope(|scope| {
@@ -194,7 +200,7 @@ pub fn each_in_order<T: Send>(
         for (index, result) in receiver {
             finished.insert(index, result);
             while let Some(result) = finished.remove(&next) {
-                if let Err(error) = emit(&sources[next], result) {
+                if let Err(error) = hand_on(&sources[next], result) {
                     stop.store(true, Ordering::Relaxed);
                     return Err(error);
                 }
@@ -202,5 +208,6 @@ pub fn each_in_order<T: Send>(
             }
         }
         Ok(())
-    })
+    })?;
+    Ok(all_read)
 }

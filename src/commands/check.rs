@@ -49,7 +49,7 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut failed = report_problems(&options.reading.problems);
     let allowed = |record: &CallRecord| options.allow.iter().any(|tool| tool.matches(&record.tool));
     let (mut calls, mut lacking, mut hints, mut files) = (0u64, 0u64, 0u64, 0u64);
-    each_in_order(
+    let all_read = each_in_order(
         &options.reading.sources,
         &options.reading.scan,
         FileFindings::default,
@@ -68,20 +68,12 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 file.present.push(record);
             }
         },
-        |_, result| {
-            for warning in &result.warnings {
-                eprintln!("reasons: {warning}");
-            }
-            if let Err(error) = &result.summary {
-                eprintln!("reasons: {error:#}");
-                failed = true;
-            }
-            let mut file = result.value;
+        |_, mut file, _| {
             if let Some(lint) = options.lint {
                 file.flagged.extend(lint_findings(&file.present, lint));
                 file.flagged.sort_by_key(|finding| finding.record.line);
             }
-            files += u64::from(result.summary.is_ok());
+            files += 1;
             calls += file.calls;
             for finding in &file.flagged {
                 if finding.lint {
@@ -94,6 +86,7 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(())
         },
     )?;
+    failed |= !all_read;
     out.flush()?;
     let mut summary = format!(
         "reasons: {lacking} of {calls} calls have no usable reason in {files} file{}",

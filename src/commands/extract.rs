@@ -83,7 +83,7 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             failed = true;
         }
     } else {
-        each_in_order(
+        let all_read = each_in_order(
             &reading.sources,
             &reading.scan,
             Vec::new,
@@ -92,14 +92,9 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                     records.push(record);
                 }
             },
-            |_, result| {
-                result.warnings.iter().for_each(|warning| warn(warning));
-                for record in &result.value {
+            |_, records, _| {
+                for record in &records {
                     writer.write(out, record)?;
-                }
-                if let Err(error) = result.summary {
-                    eprintln!("reasons: {error:#}");
-                    failed = true;
                 }
                 if reading.line_buffered {
                     writer.flush(out)?;
@@ -107,6 +102,7 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 Ok(())
             },
         )?;
+        failed |= !all_read;
         writer.flush(out)?;
     }
     Ok(if failed {

@@ -33,29 +33,18 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     } else {
         let by = options.by;
-        each_in_order(
+        let all_read = each_in_order(
             &options.reading.sources,
             &options.reading.scan,
             || Tally::new(by),
             |tally, record| tally.add(&record),
-            |_, result| {
-                for warning in &result.warnings {
-                    eprintln!("reasons: {warning}");
-                }
-                match result.summary {
-                    Ok(summary) => {
-                        let mut file = result.value;
-                        file.add_file(summary.malformed_lines);
-                        tally.merge(file);
-                    }
-                    Err(error) => {
-                        eprintln!("reasons: {error:#}");
-                        failed = true;
-                    }
-                }
+            |_, mut file, summary| {
+                file.add_file(summary.malformed_lines);
+                tally.merge(file);
                 Ok(())
             },
         )?;
+        failed |= !all_read;
     }
     let report = tally.report();
     match options.format {
