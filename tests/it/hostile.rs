@@ -330,12 +330,17 @@ fn a_closed_stdout_ends_every_command_quietly_with_status_0() {
     std::fs::copy(&path, dir.path().join("big2.jsonl")).expect("copied");
     let one = arg(&path).to_owned();
     let all = arg(dir.path()).to_owned();
+    // Calls without a reason, so that `check` has a line to write for each.
+    let unexplained: Vec<String> = (0..20_000)
+        .map(|n| claude_call("s", &format!("m{n}"), "Bash", json!({"command": "ls"})))
+        .collect();
+    let (_other, unexplained) = log_file("unexplained.jsonl", &unexplained);
     let cases: [(&[&str], bool); 5] = [
         (&["extract", &one], false),
         (&["extract", &all], false),
         (&["extract", "--format", "table", &one], false),
         (&["extract"], true),
-        (&["check", &one], false),
+        (&["check", arg(&unexplained)], false),
     ];
     for (args, from_stdin) in cases {
         let mut command = reasons();
