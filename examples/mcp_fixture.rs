@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! mcp_fixture [--record FILE] [--pages] [--input-required] [--exit-code N] [--linger]
+//!             [--chatty] [--flood-stderr BYTES] [--mute] [--deaf]
 //! ```
 //!
 //! It frames newline-delimited JSON-RPC by hand, like the proxy, and speaks just enough of both
@@ -16,8 +17,19 @@
 //! - `--input-required`: a `tools/call` without `inputResponses` is answered with a 2026
 //!   `input_required` result asking for a confirmation; the retry gets the real answer.
 //! - `fixture/exit` (params `{"code": N}`): answers, sends a last notification, exits with N.
+//! - `fixture/half`: writes the first half of its answer, with no line ending, and exits with 3:
+//!   a server that dies mid-response.
 //! - When stdin closes it exits with `--exit-code` (0 by default), or with `--linger` keeps
 //!   running until it is killed.
+//!
+//! Failure modes and load, for the proxy's tests:
+//!
+//! - `--chatty`: before answering a `tools/call`, sends a `notifications/progress` naming the
+//!   request's id; and every notification the client sends is answered by a
+//!   `notifications/message` echoing its `params`.
+//! - `--flood-stderr BYTES`: writes that many bytes to stderr before each answer.
+//! - `--mute`: reads and records every line, and never answers any.
+//! - `--deaf`: never reads stdin at all, and runs until it is killed.
 //!
 //! It says `mcp_fixture: ready` on stderr when it starts.
 
@@ -35,6 +47,10 @@ struct Config {
     input_required: bool,
     exit_code: i32,
     linger: bool,
+    chatty: bool,
+    flood_stderr: usize,
+    mute: bool,
+    deaf: bool,
 }
 
 fn main() {
@@ -56,6 +72,10 @@ fn parse_args() -> Result<Config, String> {
         input_required: false,
         exit_code: 0,
         linger: false,
+        chatty: false,
+        flood_stderr: 0,
+        mute: false,
+        deaf: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -76,6 +96,13 @@ fn parse_args() -> Result<Config, String> {
                 config.exit_code = code.parse().map_err(|_| format!("bad exit code {code}"))?;
             }
             "--linger" => config.linger = true,
+            "--chatty" => config.chatty = true,
+            "--flood-stderr" => {
+                let bytes = args.next().ok_or("--flood-stderr needs a number")?;
+                config.flood_stderr = bytes.parse().map_err(|_| format!("bad size {bytes}"))?;
+            }
+            "--mute" => config.mute = true,
+            "--deaf" => config.deaf = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -83,6 +110,11 @@ fn parse_args() -> Result<Config, String> {
 }
 
 fn serve(mut config: Config) {
+    if config.deaf {
+        loop {
+            thread::sleep(Duration::from_secs(3600));
+        }
+    }
     let stdin = io::stdin();
     let mut out = io::stdout().lock();
     let mut line = Vec::new();
@@ -98,6 +130,9 @@ fn serve(mut config: Config) {
             if line.last() != Some(&b'\n') {
                 let _ = record.write_all(b"\n");
             }
+        }
+        if config.mute {
+            continue;
         }
         let Ok(message) = serde_json::from_slice::<Value>(&line) else {
             if !line.iter().all(u8::is_ascii_whitespace) {
@@ -133,6 +168,31 @@ fn answer(config: &Config, message: &Value, out: &mut impl Write) {
     };
     let id = message.get("id").cloned();
     let params = message.get("params").cloned().unwrap_or(Value::Null);
+    if config.flood_stderr > 0 {
+        let flood = vec![b'x'; config.flood_stderr];
+        let _ = io::stderr().lock().write_all(&flood);
+    }
+    if config.chatty
+        && id.is_none()
+        && method.starts_with("notifications/")
+        && method != "notifications/initialized"
+    {
+        send(
+            out,
+            &json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "logger": "mcp_fixture", "data": params}}),
+        );
+        return;
+    }
+    if config.chatty && method == "tools/call" {
+        if let Some(id) = &id {
+            send(
+                out,
+                &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": id, "progress": 1}}),
+            );
+        }
+    }
     let result = match method {
         "initialize" => Ok(json!({
             "protocolVersion": params.get("protocolVersion").cloned().unwrap_or(json!("2025-06-18")),
@@ -174,6 +234,12 @@ fn answer(config: &Config, message: &Value, out: &mut impl Write) {
             );
             eprintln!("mcp_fixture: exiting with {code}");
             process::exit(i32::try_from(code).unwrap_or(2));
+        }
+        "fixture/half" => {
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}).to_string();
+            let _ = out.write_all(&answer.as_bytes()[..answer.len() / 2]);
+            let _ = out.flush();
+            process::exit(3);
         }
         _ => Err((-32601, format!("Method not found: {method}"))),
     };

@@ -78,12 +78,13 @@ impl Envelope {
             Some("tool_use") => return Some(Envelope::Anthropic),
             _ => {}
         }
-        if object.get("method").and_then(Value::as_str) == Some("tools/call")
-            || (object.contains_key("name") && object.contains_key("arguments"))
-        {
-            return Some(Envelope::Mcp);
+        // A JSON-RPC message with any other method is no call, whatever else it holds: when in
+        // doubt, do not strip.
+        match object.get("method") {
+            Some(method) => (method == "tools/call").then_some(Envelope::Mcp),
+            None => (object.contains_key("name") && object.contains_key("arguments"))
+                .then_some(Envelope::Mcp),
         }
-        None
     }
 
     /// The object that holds a declaration's name and schema.

@@ -1,12 +1,13 @@
 //! Which logs to read: files, directories, glob patterns, stdin, or the usual local folders.
 
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
 /// One log to read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Source {
     /// Standard input, shown as `-`.
     Stdin,
@@ -94,18 +95,63 @@ fn expand_one(path: &str, sources: &mut Vec<Source>) -> anyhow::Result<()> {
     if !is_glob(path) {
         bail!("no such file or directory");
     }
+    let pattern = glob::Pattern::new(path).context("not a valid glob pattern")?;
+    let mut found = Vec::new();
+    if path.contains("**") {
+        // The glob crate's own `**` follows links to directories: a link loop has it list the
+        // same files again at every level until the path is too long, and two loops in one
+        // folder make that exponential. Walk from the folder before the first wildcard instead,
+        // never through a link to a directory, and match every path on the way.
+        let options = glob::MatchOptions {
+            require_literal_separator: true,
+            ..glob::MatchOptions::new()
+        };
+        let base = literal_prefix(path);
+        let mut listed = Vec::new();
+        if base.as_os_str().is_empty() {
+            listed = entries(&base)?;
+        } else if base.is_dir() {
+            // `**` matches no folder too: `logs/**` names `logs` itself.
+            listed.push((base.clone(), true));
+            listed.extend(entries(&base)?);
+        }
+        // As with the glob crate, a pattern ending in `**` names folders only.
+        let folders_only = Path::new(path).file_name().is_none_or(|last| last == "**");
+        found.extend(
+            listed
+                .into_iter()
+                .filter(|(found, is_dir)| match is_dir {
+                    true => {
+                        let with_separator = format!("{}/", found.display());
+                        pattern.matches_path_with(found, options)
+                            || pattern.matches_with(&with_separator, options)
+                    }
+                    false => !folders_only && pattern.matches_path_with(found, options),
+                })
+                .map(|(path, _)| path),
+        );
+    } else {
+        for entry in glob::glob(path).context("not a valid glob pattern")? {
+            found.push(entry.context("cannot read a folder the pattern goes through")?);
+        }
+    }
     let mut matched = Vec::new();
-    for entry in glob::glob(path).context("not a valid glob pattern")? {
-        let found = entry.context("cannot read a folder the pattern goes through")?;
+    for found in found {
         if found.is_dir() {
             walk(&found, &mut matched)?;
-        } else {
+        } else if found.is_file() {
+            // Like a directory walk, a pattern picks only regular files: a FIFO it happens to
+            // match would block the run until something writes to it.
             matched.push(Source::File(found));
         }
     }
     if matched.is_empty() {
         bail!("no files match this pattern");
     }
+    // A pattern that matches a folder and files inside it (`logs/**`) names them twice: each log
+    // is read once, at its first place.
+    let mut seen = HashSet::new();
+    matched.retain(|source| seen.insert(source.clone()));
     sources.extend(matched);
     Ok(())
 }
@@ -114,30 +160,55 @@ fn is_glob(path: &str) -> bool {
     path.contains(['*', '?', '['])
 }
 
-/// Every log file under `dir`, in sorted path order. Symbolic links to directories are not
-/// followed, so a link loop cannot make a walk endless.
+/// The folder a pattern starts in: its components before the first with a wildcard (empty for
+/// the current folder).
+fn literal_prefix(pattern: &str) -> PathBuf {
+    Path::new(pattern)
+        .components()
+        .take_while(|component| !is_glob(&component.as_os_str().to_string_lossy()))
+        .collect()
+}
+
+/// Every log file under `dir`, in sorted path order.
 fn walk(dir: &Path, sources: &mut Vec<Source>) -> anyhow::Result<()> {
+    let files = entries(dir)?
+        .into_iter()
+        .filter(|(path, is_dir)| !is_dir && is_log_file(path));
+    sources.extend(files.map(|(path, _)| Source::File(path)));
+    Ok(())
+}
+
+/// Every folder and regular file under `dir` (the current folder when empty), with whether it is
+/// a folder, in sorted path order. Symbolic links to directories are not followed, so a link
+/// loop cannot make a walk endless; links to files are. Anything else (a FIFO, a socket, a
+/// device) is left out: opening a FIFO blocks until something writes to it.
+fn entries(dir: &Path) -> anyhow::Result<Vec<(PathBuf, bool)>> {
     let mut found = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries =
-            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        let listed = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &dir
+        };
+        let entries = std::fs::read_dir(listed)
+            .with_context(|| format!("cannot list {}", listed.display()))?;
         for entry in entries {
-            let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
-            let path = entry.path();
+            let entry = entry.with_context(|| format!("cannot list {}", listed.display()))?;
+            let path = dir.join(entry.file_name());
             let kind = entry
                 .file_type()
                 .with_context(|| format!("cannot read {}", path.display()))?;
             if kind.is_dir() {
-                pending.push(path);
-            } else if is_log_file(&path) {
-                found.push(path);
+                pending.push(path.clone());
+                found.push((path, true));
+            } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+                found.push((path, false));
             }
         }
     }
     found.sort();
-    sources.extend(found.into_iter().map(Source::File));
-    Ok(())
+    Ok(found)
 }
 
 fn is_log_file(path: &Path) -> bool {
@@ -247,5 +318,58 @@ mod tests {
         let root = dir.path().display().to_string();
         let expanded = expand(&[root], &mut |_| {}).unwrap();
         assert_eq!(expanded.sources.len(), 4);
+    }
+
+    /// The glob crate's `**` followed the loop: every file came back once per level, 40 levels
+    /// deep, and two loops in one folder would have made it exponential.
+    #[cfg(unix)]
+    #[test]
+    fn a_double_star_glob_through_symlink_loops_finds_each_file_once() {
+        let dir = tree();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("b/loop")).unwrap();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("b/inner/loop")).unwrap();
+        let pattern = format!("{}/**/*.jsonl", dir.path().display());
+        let expanded = expand(&[pattern], &mut |_| {}).unwrap();
+        let root = dir.path().display();
+        assert_eq!(
+            names(&expanded.sources),
+            [format!("{root}/a.jsonl"), format!("{root}/b/inner/z.jsonl")]
+        );
+    }
+
+    #[test]
+    fn a_pattern_matching_a_folder_and_its_files_names_each_file_once() {
+        let dir = tree();
+        let pattern = format!("{}/**", dir.path().display());
+        let expanded = expand(&[pattern], &mut |_| {}).unwrap();
+        assert_eq!(expanded.sources.len(), 4);
+    }
+
+    #[test]
+    fn a_double_star_glob_under_a_missing_folder_matches_nothing() {
+        let expanded = expand(&["no/where/**/*.jsonl".to_owned()], &mut |_| {}).unwrap();
+        assert!(expanded.problems[0].message.contains("no files match"));
+    }
+
+    /// Opening a FIFO blocks until something writes to it: a walk that picked one up hung.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_a_walked_folder_or_matched_by_a_glob_is_left_out() {
+        let dir = tree();
+        let fifo = dir.path().join("b/pipe.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|status| status.success()) {
+            return;
+        }
+        let root = dir.path().display().to_string();
+        let walked = expand(std::slice::from_ref(&root), &mut |_| {}).unwrap();
+        assert_eq!(walked.sources.len(), 4);
+        for pattern in [format!("{root}/b/*.jsonl"), format!("{root}/**/pipe.jsonl")] {
+            let globbed = expand(std::slice::from_ref(&pattern), &mut |_| {}).unwrap();
+            assert!(!names(&globbed.sources).contains(&fifo.display().to_string()));
+        }
+        // Named on its own, it is read: that is how `<(command)` reaches the tool.
+        let named = expand(&[fifo.display().to_string()], &mut |_| {}).unwrap();
+        assert_eq!(named.sources, [Source::File(fifo)]);
     }
 }

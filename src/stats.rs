@@ -68,8 +68,13 @@ pub fn day_of(timestamp: &str) -> Option<String> {
         } else {
             number
         };
-        let days = (seconds / 86_400.0).floor() as i64;
-        let (year, month, day) = civil_from_days(days);
+        let days = (seconds / 86_400.0).floor();
+        // `NaN`, `inf` and numbers past any calendar a log could mean are no day: the day
+        // arithmetic would overflow on them.
+        if !days.is_finite() || days.abs() > 1e9 {
+            return None;
+        }
+        let (year, month, day) = civil_from_days(days as i64);
         return Some(format!("{year:04}-{month:02}-{day:02}"));
     }
     let date = timestamp.get(..10)?;
@@ -204,6 +209,8 @@ fn median(distribution: &BTreeMap<usize, u64>) -> Option<f64> {
                 return *value as f64;
             }
         }
+        // Not input-derived: `rank` < `total`, the sum of these very counts, so the loop
+        // always returns.
         unreachable!("rank {rank} is below the total {total}")
     };
     Some((nth((total - 1) / 2) + nth(total / 2)) / 2.0)
@@ -453,5 +460,23 @@ mod tests {
         assert_eq!(day_of("1764493200").as_deref(), Some("2025-11-30"));
         assert_eq!(day_of("1764493200000").as_deref(), Some("2025-11-30"));
         assert_eq!(day_of("yesterday"), None);
+    }
+
+    /// Found reviewing `day_of` for input-derived panics: `1e300` seconds made `civil_from_days`
+    /// overflow (a panic in a debug build, a wrong day in a release one), and `NaN` was
+    /// 1970-01-01.
+    #[test]
+    fn a_timestamp_past_any_calendar_or_not_a_number_has_no_day() {
+        for timestamp in [
+            "1e300",
+            "-1e300",
+            "9223372036854775807000",
+            "NaN",
+            "inf",
+            "-Infinity",
+        ] {
+            assert_eq!(day_of(timestamp), None, "{timestamp}");
+        }
+        assert_eq!(day_of("0").as_deref(), Some("1970-01-01"));
     }
 }

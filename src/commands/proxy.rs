@@ -4,10 +4,12 @@
 //! server's stderr is its own, inherited, so it reaches ours as it comes. Messages are framed by
 //! hand as JSON lines: whatever the layer does not rewrite goes on as the very bytes that came.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -56,6 +58,11 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
     let (mut client_half, mut server_half) = proxy_halves();
     let (ended, events) = mpsc::channel();
 
+    // The client's lines are read by one thread and written to the server by another, through a
+    // queue: a server that stops reading its stdin must not stop us from reading ours, or a
+    // client that gives up and leaves would never be noticed and the proxy would hang with it.
+    let (queue, queued) = mpsc::channel::<Vec<u8>>();
+    let written = Arc::new(AtomicU64::new(0));
     let to_server = ended.clone();
     thread::Builder::new()
         .name("client-to-server".to_owned())
@@ -63,7 +70,7 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
             let mut log_failed = false;
             let pumped = pump(
                 io::stdin().lock(),
-                server_input,
+                Queue(queue),
                 |line| client_half.line(line),
                 |reason| {
                     // A log that cannot be written must not break the client's session: say so
@@ -80,12 +87,26 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
                     Ok(())
                 },
             );
-            // Returning drops the server's stdin: closing it is how the server learns the
-            // client has gone.
+            // Returning drops the queue: once the writer has passed on what is in it, it closes
+            // the server's stdin, which is how the server learns the client has gone.
             let _ = to_server.send(match pumped {
                 Ok(()) | Err(PumpError::Read(_)) | Err(PumpError::Report(_)) => Ended::ClientInput,
                 Err(PumpError::Write(_)) => Ended::ServerInput,
             });
+        })
+        .context("cannot start a thread")?;
+    let progress = Arc::clone(&written);
+    thread::Builder::new()
+        .name("to-server".to_owned())
+        .spawn(move || {
+            let mut server_input = server_input;
+            for chunk in queued {
+                if server_input.write_all(&chunk).is_err() {
+                    // The server stopped reading: dropping the queue tells the reading thread.
+                    break;
+                }
+                progress.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            }
         })
         .context("cannot start a thread")?;
 
@@ -108,9 +129,19 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
 
     let mut output_delivered = false;
     let mut end_by: Option<Instant> = None;
+    let mut last_written = 0;
     let status = loop {
         if let Some(status) = child.try_wait().context("cannot wait for the server")? {
             break status;
+        }
+        // The grace period runs from when the server last took something from us: one still
+        // reading what the client sent before it left is not stuck.
+        let now_written = written.load(Ordering::Relaxed);
+        if now_written != last_written {
+            last_written = now_written;
+            if let Some(end_by) = &mut end_by {
+                *end_by = Instant::now() + GRACE;
+            }
         }
         if end_by.is_some_and(|end_by| Instant::now() >= end_by) {
             eprintln!(
@@ -150,6 +181,22 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
     }
     drop(ended);
     Ok(ExitCode::Child(exit_code(status)))
+}
+
+/// The client→server half's output: each write goes to the thread that writes to the server.
+struct Queue(Sender<Vec<u8>>);
+
+impl Write for Queue {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0
+            .send(bytes.to_vec())
+            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The status to exit with: the server's exit code, or 128 + the signal that ended it, as shells

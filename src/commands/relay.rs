@@ -127,3 +127,114 @@ impl ReasonSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{self, Read};
+
+    use proptest::collection::vec as vec_of;
+    use proptest::prelude::*;
+    use proptest::sample::select;
+    use reasons::stream::{Filter, Options};
+
+    use super::pump;
+
+    /// Hands out the input in the chunk sizes it is given, as a pipe does: short reads that cut
+    /// lines anywhere.
+    struct ShortReads<'a> {
+        input: &'a [u8],
+        sizes: Vec<usize>,
+        next: usize,
+    }
+
+    impl Read for ShortReads<'_> {
+        fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+            let size = self.sizes[self.next % self.sizes.len()];
+            self.next += 1;
+            let size = size.min(buffer.len()).min(self.input.len());
+            buffer[..size].copy_from_slice(&self.input[..size]);
+            self.input = &self.input[size..];
+            Ok(size)
+        }
+    }
+
+    /// A line of a stream, and whether the layer may rewrite it.
+    fn line() -> impl Strategy<Value = (Vec<u8>, bool)> {
+        let may_change = select(vec![
+            &br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#[..],
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"a":1,"reason":"why"}}}"#,
+            br#"{"type":"function","function":{"name":"echo","arguments":"{\"reason\":\"r\"}"},"id":"c"}"#,
+            br#"[{"name":"echo","input_schema":{"type":"object"}}]"#,
+        ])
+        .prop_map(|line: &[u8]| (line.to_vec(), true));
+        let untouched = select(vec![
+            &br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"a":1}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"other","arguments":{"reason":"r"}}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"stop"}}"#,
+            br#"{"role":"assistant","tool_calls":[{"id":"x","function":{"name":"echo","arguments":"{\"reason\":\"r\"}"}}]}"#,
+            br#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
+            b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"reason\":\"\xff\"}}}",
+            br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","#,
+            b"",
+            b"   ",
+            b"\0\0",
+        ])
+        .prop_map(|line: &[u8]| (line.to_vec(), false));
+        let garbage = vec_of(any::<u8>(), 0..40).prop_map(|mut bytes| {
+            // Not JSON: nothing that starts with `x` parses.
+            bytes.retain(|&byte| byte != b'\n');
+            bytes.insert(0, b'x');
+            (bytes, false)
+        });
+        prop_oneof![2 => may_change, 3 => untouched, 1 => garbage]
+    }
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// For any stream, however it is cut into reads, `filter` writes exactly one line per
+        /// line read, in order, and every line the layer may not rewrite comes out byte for byte.
+        #[test]
+        fn prop_filter_writes_one_line_per_line_and_untouched_lines_byte_for_byte(
+            lines in vec_of((line(), select(vec!["\n", "\r\n"])), 0..40),
+            last_without_ending in any::<bool>(),
+            sizes in vec_of(1usize..300, 1..8),
+        ) {
+            let mut input = Vec::new();
+            let mut expected = Vec::new();
+            for (n, ((line, may_change), ending)) in lines.iter().enumerate() {
+                let mut line = line.clone();
+                if !(last_without_ending && n + 1 == lines.len()) {
+                    line.extend_from_slice(ending.as_bytes());
+                }
+                if !line.is_empty() {
+                    input.extend_from_slice(&line);
+                    expected.push((line, *may_change));
+                }
+            }
+            let mut output = Vec::new();
+            let mut filter = Filter::new(Options::default());
+            let reader = ShortReads { input: &input, sizes, next: 0 };
+            pump(reader, &mut output, |line| filter.line(line), |_| Ok(()))
+                .map_err(|error| TestCaseError::fail(error.to_string()))?;
+
+            let written: Vec<&[u8]> = output.split_inclusive(|&byte| byte == b'\n').collect();
+            prop_assert_eq!(written.len(), expected.len());
+            for (line_out, (line_in, may_change)) in written.iter().zip(&expected) {
+                if !may_change {
+                    prop_assert_eq!(*line_out, &line_in[..]);
+                }
+                prop_assert_eq!(line_in.ends_with(b"\n"), line_out.ends_with(b"\n"));
+                prop_assert_eq!(line_in.ends_with(b"\r\n"), line_out.ends_with(b"\r\n"));
+            }
+        }
+    }
+}

@@ -20,6 +20,8 @@ mod mcp;
 mod openai_chat;
 mod openhands;
 mod prefilter;
+#[cfg(test)]
+mod properties;
 mod read;
 mod responses;
 mod swe_agent;

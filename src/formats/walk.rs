@@ -116,7 +116,8 @@ impl Lines {
         let mut escaped = false;
         for &byte in text {
             if byte == b'\n' {
-                line += 1;
+                // Past four billion lines the number sticks: a wrong line, never a panic.
+                line = line.saturating_add(1);
             }
             if in_string {
                 if escaped {

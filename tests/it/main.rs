@@ -5,6 +5,7 @@ mod cli;
 mod corpus;
 mod extract;
 mod filter;
+mod hostile;
 mod man;
 mod proxy;
 mod samples;

@@ -463,3 +463,189 @@ fn reasons_log_takes_the_reasons_instead_of_stderr() {
         "{\"tool\":\"echo\",\"call_id\":\"2\",\"reason\":\"Logged\"}\n"
     );
 }
+
+// Hostile servers: the proxy never hangs, and never loses what did arrive.
+
+#[test]
+fn a_server_flooding_stderr_still_answers_every_request() {
+    let mut session = Session::proxied(&[], &["--flood-stderr", "1000000"]);
+    for id in 0..20 {
+        let answer = session.request(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        assert_eq!(answer["id"], id);
+    }
+    let ended = session.close();
+    assert_eq!(ended.code, Some(0));
+    assert!(ended.stderr.len() >= 20_000_000, "{}", ended.stderr.len());
+}
+
+#[test]
+fn a_server_that_dies_mid_response_ends_the_proxy_with_its_status() {
+    let mut session = Session::proxied(&[], &[]);
+    session.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "fixture/half"}));
+    // Whatever arrived is passed on as it came, though it is no whole line.
+    let half = session.recv_raw();
+    assert!(
+        half.starts_with(b"{\"jsonrpc\":\"2.0\",\"id\":1,"),
+        "{half:?}"
+    );
+    assert!(!half.ends_with(b"\n"));
+    let ended = session.finish();
+    assert_eq!(ended.code, Some(3));
+    assert!(ended.unread.is_empty());
+}
+
+#[test]
+fn a_server_that_never_answers_ends_when_the_client_leaves() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let record = record_file(dir.path(), "record");
+    let mut session = Session::proxied(&[], &["--mute", "--record", &record]);
+    session.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    session.send(&tools_call(2, "echo", json!({"reason": "r"})));
+    assert!(session
+        .lines
+        .recv_timeout(Duration::from_millis(300))
+        .is_err());
+    let ended = session.close();
+    assert_eq!(ended.code, Some(0));
+    assert_eq!(received(&record).len(), 2);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_server_that_never_reads_is_ended_once_the_client_leaves() {
+    let mut session = Session::proxied(&[], &["--deaf"]);
+    // Far more than the pipes to a server that never reads can hold.
+    let mut stdin = session.stdin.take().expect("stdin is open");
+    let writer = thread::spawn(move || {
+        let line = serde_json::to_vec(&tools_call(1, "echo", json!({"text": "x".repeat(1000)})))
+            .expect("JSON");
+        for _ in 0..4_000 {
+            stdin.write_all(&line).expect("the proxy keeps reading");
+            stdin.write_all(b"\n").expect("the proxy keeps reading");
+        }
+        // Dropping stdin: the client leaves.
+    });
+    writer.join().expect("the client wrote everything");
+    let started = Instant::now();
+    let ended = session.finish();
+    assert_eq!(ended.code, Some(137), "{}", ended.stderr);
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert!(ended.stderr.contains("ending it"), "{}", ended.stderr);
+}
+
+/// Pushes 10,000 requests through the proxy, pipelined, with notifications both ways between
+/// them: every message arrives exactly once, in order per direction, stripped exactly where the
+/// rules say.
+#[test]
+fn ten_thousand_requests_with_notifications_both_ways_arrive_once_in_order() {
+    const REQUESTS: u64 = 10_000;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let record = record_file(dir.path(), "record");
+    let mut session = Session::proxied(
+        &["--reasons-log", arg(&dir.path().join("reasons.jsonl"))],
+        &["--chatty", "--record", &record],
+    );
+    let listing = session.request(&json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}));
+    assert!(has_layers_reason(&declared(&listing, "echo")));
+
+    // What the client sends, and what the server must receive for each line.
+    let mut sent = Vec::new();
+    let mut expected = Vec::new();
+    for n in 0..REQUESTS {
+        let (message, forwarded) = match n % 4 {
+            // Stripped: a tracked tool, with a reason.
+            0 => (
+                tools_call(n, "echo", json!({"text": n, "reason": format!("why {n}")})),
+                tools_call(n, "echo", json!({"text": n})),
+            ),
+            // Its own reason: left alone.
+            1 => {
+                let call = tools_call(n, "note", json!({"body": n, "reason": format!("own {n}")}));
+                (call.clone(), call)
+            }
+            // No reason: left alone.
+            2 => {
+                let call = tools_call(n, "clock", json!({}));
+                (call.clone(), call)
+            }
+            _ => {
+                let call = json!({"jsonrpc": "2.0", "id": n, "method": "ping"});
+                (call.clone(), call)
+            }
+        };
+        sent.push(message);
+        expected.push(forwarded);
+        if n % 3 == 0 {
+            let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": format!("gone-{n}"), "reason": format!("stop {n}")}});
+            sent.push(cancelled.clone());
+            expected.push(cancelled);
+        }
+    }
+    let mut stdin = session.stdin.take().expect("stdin is open");
+    let lines: Vec<Vec<u8>> = sent
+        .iter()
+        .map(|message| {
+            let mut line = serde_json::to_vec(message).expect("JSON");
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    let writer = thread::spawn(move || {
+        for line in lines {
+            stdin.write_all(&line).expect("the proxy reads");
+        }
+        stdin
+    });
+
+    // Server→client: per request a progress notification for calls, then the answer; per client
+    // notification, the server's echo of it; all in the order the server wrote them.
+    let mut notifications = 0;
+    for message in &sent {
+        let id = &message["id"];
+        if id.is_null() {
+            let echo = session.recv();
+            assert_eq!(echo["method"], "notifications/message");
+            assert_eq!(echo["params"]["data"], message["params"]);
+            notifications += 1;
+            continue;
+        }
+        if message["method"] == "tools/call" {
+            let progress = session.recv();
+            assert_eq!(progress["method"], "notifications/progress");
+            assert_eq!(&progress["params"]["progressToken"], id);
+        }
+        let answer = session.recv();
+        assert_eq!(&answer["id"], id, "{answer}");
+        if message["method"] == "tools/call" {
+            let tool = message["params"]["name"].as_str().expect("a name");
+            let mut arguments = message["params"]["arguments"].clone();
+            if tool == "echo" {
+                arguments
+                    .as_object_mut()
+                    .expect("an object")
+                    .remove("reason");
+            }
+            assert_eq!(echoed(&answer), arguments);
+        }
+    }
+    assert!(notifications > 3000);
+    let stdin = writer.join().expect("the client wrote everything");
+    session.stdin = Some(stdin);
+    let ended = session.close();
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+    assert!(ended.unread.is_empty());
+
+    // Client→server: exactly the lines sent, once each, in order, stripped where the rules say.
+    let received: Vec<Value> = received(&record)
+        .iter()
+        .map(|line| serde_json::from_slice(line).expect("JSON"))
+        .collect();
+    assert_eq!(received.len(), expected.len() + 1);
+    assert_eq!(received[0]["id"], "list");
+    for (got, want) in received[1..].iter().zip(&expected) {
+        assert_eq!(got, want);
+    }
+    let reasons = std::fs::read_to_string(dir.path().join("reasons.jsonl")).expect("the log");
+    assert_eq!(reasons.lines().count() as u64, REQUESTS / 4);
+}

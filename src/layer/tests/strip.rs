@@ -277,3 +277,17 @@ fn batch_is_forwarded_in_order_each_call_judged_alone() {
     assert_eq!(results.len(), 5);
     assert_same_bytes(&json!(layer.inner().last_batch()), &json!(expected));
 }
+
+/// Found while writing the `layer` fuzz target's oracle: a JSON-RPC message with another method that also
+/// carried `name` and `arguments` at its top level was taken for a bare MCP call, and the
+/// `arguments` of its `params` lost their `reason`.
+#[test]
+fn a_json_rpc_message_with_another_method_is_never_stripped() {
+    for method in [json!("resources/read"), json!("tools/list"), json!(7)] {
+        assert_untouched(json!({
+            "jsonrpc": "2.0", "id": 1, "method": method,
+            "name": "fs_write", "arguments": {"reason": "top"},
+            "params": {"name": "fs_write", "arguments": {"path": "a", "reason": "nested"}}
+        }));
+    }
+}
