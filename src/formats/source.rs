@@ -1,0 +1,155 @@
+//! The rules that need the whole source, in order: catalogues that make later calls `declared`,
+//! the session a Codex log names once, calls a streamed snapshot repeats, and calls a later event
+//! records again. They run on what the reading loop found, never on the log itself, so a source
+//! read in pieces (see `split.rs`) gets them exactly as one read from start to end.
+
+use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::io;
+
+use super::read::Item;
+use super::walk::Found;
+use super::{Event, Format, ReadOptions, ReadSummary};
+use crate::record::{CallRecord, Status};
+
+/// The state of one source's rules.
+pub(crate) struct Rules<'a> {
+    source: &'a str,
+    options: &'a ReadOptions,
+    /// Tool name → whether the catalogue recorded in the log gives it a `reason` of its own.
+    declared: HashMap<String, bool>,
+    /// The session id a whole stream shares (Codex names it once, in `session_meta`).
+    session: Option<String>,
+    /// Call ids a streamed response already delivered item by item.
+    streamed_ids: HashSet<String>,
+    /// Hash of (call id, tool, arguments) → the event that first recorded the call.
+    seen: HashMap<u64, u64>,
+    summary: ReadSummary,
+}
+
+impl<'a> Rules<'a> {
+    pub(crate) fn new(source: &'a str, options: &'a ReadOptions) -> Rules<'a> {
+        Rules {
+            source,
+            options,
+            declared: HashMap::new(),
+            session: None,
+            streamed_ids: HashSet::new(),
+            seen: HashMap::new(),
+            summary: ReadSummary::default(),
+        }
+    }
+
+    /// Applies what the reading loop found, in source order; `offset` is where the piece of the
+    /// source it came from starts (a piece counts lines and events from its own start).
+    pub(crate) fn apply(
+        &mut self,
+        item: Item,
+        offset: Offset,
+        sink: &mut dyn FnMut(Event) -> io::Result<()>,
+    ) -> io::Result<()> {
+        match item {
+            Item::Event { walked, container } => {
+                if let Some(session) = walked.session {
+                    self.session = Some(session);
+                }
+                // A request body lists its tools after the messages that call them: the event's
+                // catalogue applies to the whole event.
+                let mut listing: HashMap<String, bool> = HashMap::new();
+                for (name, declares_own) in walked.catalogue {
+                    // When in doubt, do not strip: one declaration of a name with its own reason
+                    // is enough for the name to be declared.
+                    *listing.entry(name).or_default() |= declares_own;
+                }
+                self.declared.extend(listing);
+                for mut found in walked.found {
+                    found.line += offset.lines;
+                    found.event += offset.events;
+                    self.call(found, container, sink)?;
+                }
+                Ok(())
+            }
+            Item::Malformed { line, message } => {
+                self.summary.malformed_lines += 1;
+                sink(Event::Malformed {
+                    line: line + offset.lines,
+                    message,
+                })
+            }
+        }
+    }
+
+    /// What the whole source gave, with the number of events the reading parsed.
+    pub(crate) fn finish(mut self, events: u64) -> ReadSummary {
+        self.summary.events = events;
+        self.summary
+    }
+
+    fn call(
+        &mut self,
+        found: Found,
+        container: Option<Format>,
+        sink: &mut dyn FnMut(Event) -> io::Result<()>,
+    ) -> io::Result<()> {
+        if let Some(call_id) = &found.call_id {
+            if found.in_snapshot && self.streamed_ids.contains(call_id) {
+                return Ok(());
+            }
+            if found.in_streamed {
+                self.streamed_ids.insert(call_id.clone());
+            }
+            let key = call_key(call_id, &found.tool, found.arguments.key);
+            match self.seen.entry(key) {
+                Entry::Occupied(first) if *first.get() != found.event => {
+                    self.summary.repeats += 1;
+                    return Ok(());
+                }
+                Entry::Occupied(_) => {}
+                Entry::Vacant(entry) => {
+                    entry.insert(found.event);
+                }
+            }
+        }
+        let format = self.options.format.or(container).unwrap_or(found.format);
+        let declared = self.declared.get(&found.tool) == Some(&true);
+        let (status, reason) = if found.freeform {
+            (Status::Freeform, None)
+        } else if declared && !self.options.audit_declared {
+            (Status::Declared, None)
+        } else {
+            (found.arguments.status, found.arguments.reason)
+        };
+        let record = CallRecord {
+            source: self.source.to_owned(),
+            line: found.line,
+            format,
+            session: found.session.or_else(|| self.session.clone()),
+            timestamp: found.timestamp,
+            call_id: found.call_id,
+            tool: found.tool,
+            reason,
+            status,
+            arguments: found.arguments.kept,
+        };
+        self.summary.calls += 1;
+        self.summary.format.get_or_insert(format);
+        sink(Event::Call(record))
+    }
+}
+
+/// How far a piece of a source starts into it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Offset {
+    /// Lines before the piece.
+    pub(crate) lines: u64,
+    /// Events parsed before the piece.
+    pub(crate) events: u64,
+}
+
+/// Identifies a call across events: the same id, tool and arguments.
+fn call_key(call_id: &str, tool: &str, arguments: u64) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (call_id, tool, arguments).hash(&mut hasher);
+    hasher.finish()
+}
