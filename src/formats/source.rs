@@ -5,7 +5,7 @@
 
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io;
 
 use super::read::Item;
@@ -23,8 +23,10 @@ pub(crate) struct Rules<'a> {
     session: Option<String>,
     /// Call ids a streamed response already delivered item by item.
     streamed_ids: HashSet<String>,
+    /// The catalogue the last event that had one listed: request bodies repeat theirs.
+    last_listing: Vec<(String, bool)>,
     /// Hash of (call id, tool, arguments) → the event that first recorded the call.
-    seen: HashMap<u64, u64>,
+    seen: HashMap<u64, u64, BuildHasherDefault<AlreadyHashed>>,
     summary: ReadSummary,
 }
 
@@ -36,7 +38,8 @@ impl<'a> Rules<'a> {
             declared: HashMap::new(),
             session: None,
             streamed_ids: HashSet::new(),
-            seen: HashMap::new(),
+            last_listing: Vec::new(),
+            seen: HashMap::default(),
             summary: ReadSummary::default(),
         }
     }
@@ -55,14 +58,19 @@ impl<'a> Rules<'a> {
                     self.session = Some(session);
                 }
                 // A request body lists its tools after the messages that call them: the event's
-                // catalogue applies to the whole event.
-                let mut listing: HashMap<String, bool> = HashMap::new();
-                for (name, declares_own) in walked.catalogue {
-                    // When in doubt, do not strip: one declaration of a name with its own reason
-                    // is enough for the name to be declared.
-                    *listing.entry(name).or_default() |= declares_own;
+                // catalogue applies to the whole event. The same listing again changes nothing.
+                if !walked.catalogue.is_empty() && walked.catalogue != self.last_listing {
+                    let mut listing: HashMap<&str, bool> = HashMap::new();
+                    for (name, declares_own) in &walked.catalogue {
+                        // When in doubt, do not strip: one declaration of a name with its own
+                        // reason is enough for the name to be declared.
+                        *listing.entry(name).or_default() |= declares_own;
+                    }
+                    for (name, declares_own) in listing {
+                        self.declared.insert(name.to_owned(), declares_own);
+                    }
+                    self.last_listing = walked.catalogue;
                 }
-                self.declared.extend(listing);
                 for mut found in walked.found {
                     found.line += offset.lines;
                     found.event += offset.events;
@@ -145,6 +153,26 @@ pub(crate) struct Offset {
     pub(crate) lines: u64,
     /// Events parsed before the piece.
     pub(crate) events: u64,
+}
+
+/// The keys of `seen` are hashes already: hashing them again would only cost time.
+#[derive(Default)]
+struct AlreadyHashed(u64);
+
+impl Hasher for AlreadyHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
 }
 
 /// Identifies a call across events: the same id, tool and arguments.
