@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use rayon::prelude::*;
-use reasons::formats::{read_log, Event, ReadOptions, ReadSummary};
+use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
 use reasons::record::CallRecord;
 
 use crate::input::Source;
@@ -36,10 +36,12 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 ///
 /// `before_wait` runs before every read that may block (stdin, a followed file), so output is
 /// flushed while the tool waits for more input. Malformed lines are reported through `on_warning`
-/// (as `path:line: what`), or end the read when `strict`.
+/// (as `path:line: what`), or end the read when `strict`. A large file is read on several
+/// threads when `split` (see [`read_file`]); calls still come in file order.
 pub fn read_source(
     source: &Source,
     options: &ScanOptions,
+    split: bool,
     before_wait: &mut dyn FnMut() -> io::Result<()>,
     on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
     on_warning: &mut dyn FnMut(String),
@@ -71,6 +73,9 @@ pub fn read_source(
             if options.follow {
                 let input = BufReader::with_capacity(READ_BUFFER, Follow::new(file, before_wait));
                 read_log(&name, input, &options.read, &mut sink)
+            } else if split {
+                drop(file);
+                read_file(&name, path, &options.read, &mut sink)
             } else {
                 let input = BufReader::with_capacity(READ_BUFFER, file);
                 read_log(&name, input, &options.read, &mut sink)
@@ -149,12 +154,15 @@ pub fn each_in_order<T: Send>(
     mut emit: impl FnMut(&Source, FileResult<T>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let stop = AtomicBool::new(false);
+    // One file gets the threads to itself; many share them, one file each.
+    let split = sources.len() == 1;
     let work = |source: &Source| {
         let mut value = init();
         let mut warnings = Vec::new();
         let summary = read_source(
             source,
             options,
+            split,
             &mut || Ok(()),
             &mut |record| {
                 if stop.load(Ordering::Relaxed) {

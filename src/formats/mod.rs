@@ -25,6 +25,7 @@ mod prefilter;
 mod read;
 mod responses;
 mod source;
+mod split;
 mod swe_agent;
 mod walk;
 
@@ -68,6 +69,8 @@ pub struct ReadSummary {
     /// The format of the first call, when there was one.
     pub format: Option<Format>,
 }
+
+pub use split::read_file;
 
 /// Reads one log and hands each event to `sink` as soon as the line holding it has been read.
 ///

@@ -27,6 +27,10 @@ impl Assembly {
     pub(crate) fn is_idle(&self) -> bool {
         self.pending.is_empty()
     }
+
+    pub(crate) fn places(&mut self) -> impl Iterator<Item = &mut Place> {
+        self.pending.iter_mut().map(|pending| &mut pending.place)
+    }
 }
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {

@@ -55,14 +55,35 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A reader that goes on from where another stopped, with the streams it left open.
+    pub(crate) fn continuing(
+        options: &'a ReadOptions,
+        out: &'a mut dyn FnMut(Item) -> io::Result<()>,
+        streams: Streams,
+        events: u64,
+    ) -> Reader<'a> {
+        Reader {
+            streams,
+            events,
+            ..Reader::new(options, out)
+        }
+    }
+
     /// Reads a whole source; returns the number of events parsed.
-    pub(crate) fn read<R: BufRead>(mut self, mut input: R) -> io::Result<u64> {
+    pub(crate) fn read<R: BufRead>(mut self, input: R) -> io::Result<u64> {
+        self.read_start(input)?;
+        self.finish()
+    }
+
+    /// Reads the start of a source (or all of it) as `read` does, without handing over the
+    /// streams left open at its end; returns the number of lines read.
+    pub(crate) fn read_start<R: BufRead>(&mut self, mut input: R) -> io::Result<u64> {
         let mut buffer = Vec::new();
         let mut line = 0u64;
         loop {
             buffer.clear();
             if input.read_until(b'\n', &mut buffer)? == 0 {
-                return self.finish();
+                return Ok(line);
             }
             line += 1;
             if line == 1 && buffer.starts_with(b"\xEF\xBB\xBF") {
@@ -75,25 +96,36 @@ impl<'a> Reader<'a> {
         if starts_document(&buffer) {
             input.read_to_end(&mut buffer)?;
             self.document(&buffer, line)?;
-            return self.finish();
+            let newlines = memchr::memchr_iter(b'\n', &buffer).count() as u64;
+            return Ok(line - 1 + newlines + u64::from(!buffer.ends_with(b"\n")));
         }
         let prefilter = Prefilter::new(self.options.format);
         self.jsonl_line(line, &buffer, &prefilter)?;
-        self.jsonl(input, line + 1, &prefilter)?;
-        self.finish()
+        Ok(self.jsonl(input, line + 1, &prefilter)? - 1)
+    }
+
+    /// Reads JSONL lines that go on a source (numbered from 1); returns how many it read.
+    pub(crate) fn read_more<R: BufRead>(&mut self, input: R, first_line: u64) -> io::Result<u64> {
+        let prefilter = Prefilter::new(self.options.format);
+        Ok(self.jsonl(input, first_line, &prefilter)? - first_line)
+    }
+
+    /// The streams still open, and the events parsed.
+    pub(crate) fn into_state(self) -> (Streams, u64) {
+        (self.streams, self.events)
     }
 
     /// Reads JSONL from the line numbered `line` on, straight from the input's buffer: the
     /// prefilter searches each buffered block of whole lines at once and only lines where a
     /// token starts are cut out and parsed. A line that runs past the buffer is gathered in
     /// `partial` first. Every whole line in a block is dealt with before the next read, so a
-    /// live stream stays live.
+    /// live stream stays live. Returns the number of the line after the last.
     fn jsonl<R: BufRead>(
         &mut self,
         mut input: R,
         mut line: u64,
         prefilter: &Prefilter,
-    ) -> io::Result<()> {
+    ) -> io::Result<u64> {
         let mut partial = Vec::new();
         loop {
             let available = match input.fill_buf() {
@@ -105,8 +137,9 @@ impl<'a> Reader<'a> {
             if length == 0 {
                 if !partial.is_empty() {
                     self.jsonl_line(line, &partial, prefilter)?;
+                    line += 1;
                 }
-                return Ok(());
+                return Ok(line);
             }
             if !partial.is_empty() {
                 let Some(end) = memchr::memchr(b'\n', available) else {
@@ -338,7 +371,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Hands over the calls of streams the source never finished; returns the events parsed.
-    fn finish(mut self) -> io::Result<u64> {
+    pub(crate) fn finish(mut self) -> io::Result<u64> {
         let lines = Lines::Fixed(1);
         let mut walker = Walker::new(
             &mut self.streams,
@@ -400,7 +433,7 @@ pub(crate) fn first_call_format(event: Json<'_>) -> Option<Format> {
 }
 
 /// Whether the first line opens a pretty-printed document rather than being a JSONL event.
-fn starts_document(first_line: &[u8]) -> bool {
+pub(crate) fn starts_document(first_line: &[u8]) -> bool {
     let line = trim(first_line);
     if serde_json::from_slice::<IgnoredAny>(line).is_ok() {
         return false;

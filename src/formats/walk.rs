@@ -100,6 +100,17 @@ impl Streams {
     pub(crate) fn is_idle(&self) -> bool {
         self.chat.is_idle() && self.anthropic.is_idle()
     }
+
+    /// Moves the places of the calls still open `lines` lines and `events` events on: a piece
+    /// of a source counts from its own start, the piece after it from another.
+    pub(crate) fn rebase(&mut self, lines: u64, events: u64) {
+        let mut rebase = |place: &mut Place| {
+            place.line += lines;
+            place.event += events;
+        };
+        self.chat.places().for_each(&mut rebase);
+        self.anthropic.places().for_each(&mut rebase);
+    }
 }
 
 /// Maps an object's place in document order to its line.
