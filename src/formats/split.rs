@@ -25,13 +25,13 @@ use super::{Event, ReadOptions, ReadSummary};
 
 /// How much of the file one piece is: large enough that the seams are few and the threads
 /// rarely wait, small enough that the findings held back stay small.
-const PIECE: u64 = 8 << 20;
+const PIECE: u64 = 4 << 20;
 
 /// Files smaller than this are read on one thread: they take milliseconds.
 const SPLIT_FROM: u64 = 2 * PIECE;
 
 /// How much of a piece one read takes.
-const READ_BUFFER: usize = 256 << 10;
+const READ_BUFFER: usize = 64 << 10;
 
 /// Reads one file, on as many threads as rayon's pool has when it is a large JSONL file, and
 /// hands each event to `sink` in file order, as [`super::read_log`] does.
@@ -73,7 +73,7 @@ pub(crate) fn read_in_pieces(
     let mut left_open = Streams::default();
     let next = AtomicU64::new(0);
     // Each piece read ahead of the one handed over holds a ticket, given back when it is.
-    let ahead = 2 * threads;
+    let ahead = threads + 1;
     let (tickets, ticket) = mpsc::sync_channel::<()>(ahead);
     for _ in 0..ahead {
         let _ = tickets.send(());
