@@ -23,6 +23,10 @@ pub(crate) enum Item {
         walked: Walked,
         /// The format the event's outer record says it is in.
         container: Option<Format>,
+        /// The event's number (calls assembled from a stream carry the one they started in).
+        event: u64,
+        /// Whether a stream is open after the event: a call it ends later counts as found here.
+        streams_open: bool,
     },
     /// A line that is not JSON, not UTF-8, or cut short.
     Malformed { line: u64, message: String },
@@ -367,7 +371,12 @@ impl<'a> Reader<'a> {
         if walked.is_empty() {
             return Ok(());
         }
-        (self.out)(Item::Event { walked, container })
+        (self.out)(Item::Event {
+            walked,
+            container,
+            event: self.events,
+            streams_open: !self.streams.is_idle(),
+        })
     }
 
     /// Hands over the calls of streams the source never finished; returns the events parsed.
@@ -388,6 +397,8 @@ impl<'a> Reader<'a> {
             (self.out)(Item::Event {
                 walked,
                 container: None,
+                event: self.events + 1,
+                streams_open: false,
             })?;
         }
         Ok(self.events)
@@ -689,6 +700,21 @@ mod tests {
             .map(|c| (c.line, c.call_id.as_deref()))
             .collect();
         assert_eq!(places, [(1, Some("c1")), (2, Some("c2"))]);
+        assert_eq!(summary.repeats, 1);
+    }
+
+    #[test]
+    fn a_streamed_call_counts_with_the_event_that_started_it() {
+        let text = [
+            r#"[{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"x","name":"n","input":{}}},{"type":"tool_use","id":"x","name":"n","input":{}}]"#,
+            r#"{"type":"user"}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"tool_use","id":"x","name":"n","input":{}}"#,
+        ]
+        .join("\n");
+        // The block and the call are in one event, so both count; a later event's copy does not.
+        let (calls, _, summary) = read_with(&text, &ReadOptions::default());
+        assert_eq!(calls.iter().map(|c| c.line).collect::<Vec<_>>(), [1, 1]);
         assert_eq!(summary.repeats, 1);
     }
 

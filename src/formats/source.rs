@@ -3,7 +3,7 @@
 //! records again. They run on what the reading loop found, never on the log itself, so a source
 //! read in pieces (see `split.rs`) gets them exactly as one read from start to end.
 
-use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io;
@@ -25,8 +25,15 @@ pub(crate) struct Rules<'a> {
     streamed_ids: HashSet<String>,
     /// The catalogue the last event that had one listed: request bodies repeat theirs.
     last_listing: Vec<(String, bool)>,
-    /// Hash of (call id, tool, arguments) → the event that first recorded the call.
-    seen: HashMap<u64, u64, BuildHasherDefault<AlreadyHashed>>,
+    /// Hash of (call id, tool, arguments) of every call with an id: the repeat rule's memory,
+    /// and the one thing here that grows with the source, so it holds keys only.
+    seen: HashSet<u64, BuildHasherDefault<AlreadyHashed>>,
+    /// The event that first recorded a call, where it can matter later: for calls first seen
+    /// in an event that left a stream open, or assembled from one. Only a call a stream ends
+    /// later can carry the number of an event handed over before.
+    first_events: HashMap<u64, u64, BuildHasherDefault<AlreadyHashed>>,
+    /// The calls first seen in the event being handed over, with their events.
+    this_event: Vec<(u64, u64)>,
     summary: ReadSummary,
 }
 
@@ -39,7 +46,9 @@ impl<'a> Rules<'a> {
             session: None,
             streamed_ids: HashSet::new(),
             last_listing: Vec::new(),
-            seen: HashMap::default(),
+            seen: HashSet::default(),
+            first_events: HashMap::default(),
+            this_event: Vec::new(),
             summary: ReadSummary::default(),
         }
     }
@@ -53,7 +62,12 @@ impl<'a> Rules<'a> {
         sink: &mut dyn FnMut(Event) -> io::Result<()>,
     ) -> io::Result<()> {
         match item {
-            Item::Event { walked, container } => {
+            Item::Event {
+                walked,
+                container,
+                event,
+                streams_open,
+            } => {
                 if let Some(session) = walked.session {
                     self.session = Some(session);
                 }
@@ -71,10 +85,13 @@ impl<'a> Rules<'a> {
                     }
                     self.last_listing = walked.catalogue;
                 }
+                self.this_event.clear();
+                let event = event + offset.events;
                 for mut found in walked.found {
                     found.line += offset.lines;
                     found.event += offset.events;
-                    self.call(found, container, sink)?;
+                    let remember = streams_open || found.event != event;
+                    self.call(found, container, remember, sink)?;
                 }
                 Ok(())
             }
@@ -94,10 +111,13 @@ impl<'a> Rules<'a> {
         self.summary
     }
 
+    /// Hands over one call unless it repeats an earlier event's; `remember` when a call a
+    /// stream ends later may carry the number of this call's event.
     fn call(
         &mut self,
         found: Found,
         container: Option<Format>,
+        remember: bool,
         sink: &mut dyn FnMut(Event) -> io::Result<()>,
     ) -> io::Result<()> {
         if let Some(call_id) = &found.call_id {
@@ -108,15 +128,9 @@ impl<'a> Rules<'a> {
                 self.streamed_ids.insert(call_id.clone());
             }
             let key = call_key(call_id, &found.tool, found.arguments.key);
-            match self.seen.entry(key) {
-                Entry::Occupied(first) if *first.get() != found.event => {
-                    self.summary.repeats += 1;
-                    return Ok(());
-                }
-                Entry::Occupied(_) => {}
-                Entry::Vacant(entry) => {
-                    entry.insert(found.event);
-                }
+            if self.is_repeat(key, found.event, remember) {
+                self.summary.repeats += 1;
+                return Ok(());
             }
         }
         let format = self.options.format.or(container).unwrap_or(found.format);
@@ -143,6 +157,32 @@ impl<'a> Rules<'a> {
         self.summary.calls += 1;
         self.summary.format.get_or_insert(format);
         sink(Event::Call(record))
+    }
+}
+
+impl Rules<'_> {
+    /// Whether the call `key` of `event` was first recorded by another event; notes it when it
+    /// is new. Within one event every call counts, even when ids repeat.
+    fn is_repeat(&mut self, key: u64, event: u64, remember: bool) -> bool {
+        let first = self
+            .this_event
+            .iter()
+            .find(|(seen, _)| *seen == key)
+            .map(|&(_, first)| first);
+        if let Some(first) = first {
+            return first != event;
+        }
+        if self.seen.contains(&key) {
+            // Not first seen in this event: it was in an earlier one, which a call a stream
+            // ended can still carry; `first_events` has every such call.
+            return self.first_events.get(&key) != Some(&event);
+        }
+        self.seen.insert(key);
+        self.this_event.push((key, event));
+        if remember {
+            self.first_events.insert(key, event);
+        }
+        false
     }
 }
 
