@@ -14,6 +14,8 @@
 //! Each search is a pass over every byte, so tokens that share a piece share one search: in a
 //! log of any format, three passes find every token (`"tool`, `all"`, `"session_meta"`).
 
+use std::sync::OnceLock;
+
 use memchr::memmem::Finder;
 
 use crate::formats::Format;
@@ -133,6 +135,16 @@ impl Prefilter {
             always: groups(&tokens(format)),
             streams: groups(STREAMS),
         }
+    }
+
+    /// The prefilter for `format`, made once: readers of many small files each need one.
+    pub(crate) fn of(format: Option<Format>) -> &'static Prefilter {
+        static MADE: [OnceLock<Prefilter>; Format::ALL.len() + 1] =
+            [const { OnceLock::new() }; Format::ALL.len() + 1];
+        let index = format
+            .and_then(|format| Format::ALL.iter().position(|each| *each == format))
+            .unwrap_or(Format::ALL.len());
+        MADE[index].get_or_init(|| Prefilter::new(format))
     }
 
     /// Whether a line may hold a call; `streams_open` when a streamed call waits for more.

@@ -103,15 +103,15 @@ impl<'a> Reader<'a> {
             let newlines = memchr::memchr_iter(b'\n', &buffer).count() as u64;
             return Ok(line - 1 + newlines + u64::from(!buffer.ends_with(b"\n")));
         }
-        let prefilter = Prefilter::new(self.options.format);
-        self.jsonl_line(line, &buffer, &prefilter)?;
-        Ok(self.jsonl(input, line + 1, &prefilter)? - 1)
+        let prefilter = Prefilter::of(self.options.format);
+        self.jsonl_line(line, &buffer, prefilter)?;
+        Ok(self.jsonl(input, line + 1, prefilter)? - 1)
     }
 
     /// Reads JSONL lines that go on a source (numbered from 1); returns how many it read.
     pub(crate) fn read_more<R: BufRead>(&mut self, input: R, first_line: u64) -> io::Result<u64> {
-        let prefilter = Prefilter::new(self.options.format);
-        Ok(self.jsonl(input, first_line, &prefilter)? - first_line)
+        let prefilter = Prefilter::of(self.options.format);
+        Ok(self.jsonl(input, first_line, prefilter)? - first_line)
     }
 
     /// The streams still open, and the events parsed.
