@@ -55,7 +55,7 @@ impl Arguments {
         }
         // The tree rejects exactly what serde_json rejects: text it cannot read is no JSON.
         match inner
-            .parse(text.as_bytes())
+            .parse(text)
             .ok()
             .and_then(|json| Some((json, json.as_object()?)))
         {
@@ -73,7 +73,7 @@ impl Arguments {
     pub(crate) fn json_text(text: &str, keep: bool) -> Arguments {
         let mut parser = Parser::default();
         let mut inner = Parser::default();
-        match parser.parse(text.as_bytes()) {
+        match parser.parse(text) {
             Ok(json) => Arguments::read(Some(json), &mut inner, keep),
             Err(_) => Arguments::string(text, &mut inner, keep),
         }
@@ -157,7 +157,7 @@ mod tests {
 
     fn read(text: &str) -> Arguments {
         let mut parser = Parser::default();
-        let json = parser.parse(text.as_bytes()).expect("JSON");
+        let json = parser.parse(text).expect("JSON");
         Arguments::read(Some(json), &mut Parser::default(), true)
     }
 

@@ -13,8 +13,8 @@
 //! containers; and a key that comes twice keeps its first place and its last value, as in a
 //! `Value` map. Whatever it rejects goes back to serde_json, whose verdict and message are final.
 //!
-//! It reads bytes: outside strings JSON is ASCII, so checking that each string is UTF-8 (only
-//! those with a byte above 0x7F) checks the whole text, in the same pass that finds its end.
+//! The text is UTF-8 already (the reader checks each line with a SIMD validator first), so a
+//! string is a slice of it: nothing is copied or checked again when a reader asks for one.
 
 use std::borrow::Cow;
 
@@ -69,10 +69,10 @@ type Parsed<T> = Result<T, Rejected>;
 
 impl Parser {
     /// Parses `text`, which must be one JSON value with nothing but whitespace around it.
-    pub(crate) fn parse<'p>(&'p mut self, text: &'p [u8]) -> Parsed<Json<'p>> {
+    pub(crate) fn parse<'p>(&'p mut self, text: &'p str) -> Parsed<Json<'p>> {
         let mut at = 0;
         let json = self.parse_next(text, &mut at)?;
-        skip_whitespace(text, &mut at);
+        skip_whitespace(text.as_bytes(), &mut at);
         if at != text.len() {
             return Err(Rejected);
         }
@@ -81,11 +81,12 @@ impl Parser {
 
     /// Parses the value that starts at `*at` (after whitespace) and leaves `*at` just past it:
     /// one value of a text that holds several. The tree replaces the one parsed before.
-    pub(crate) fn parse_next<'p>(&'p mut self, text: &'p [u8], at: &mut usize) -> Parsed<Json<'p>> {
+    pub(crate) fn parse_next<'p>(&'p mut self, text: &'p str, at: &mut usize) -> Parsed<Json<'p>> {
         self.nodes.clear();
         self.stack.clear();
-        skip_whitespace(text, at);
-        let node = self.value(text, at, 0)?;
+        let bytes = text.as_bytes();
+        skip_whitespace(bytes, at);
+        let node = self.value(bytes, at, 0)?;
         Ok(Json {
             text,
             nodes: &self.nodes,
@@ -222,15 +223,11 @@ fn string(bytes: &[u8], at: &mut usize) -> Parsed<Node> {
     let start = *at + 1;
     let mut end = start;
     let mut escaped = false;
-    // The bytes seen, OR-ed together: a high bit set means the string needs a UTF-8 check.
-    let mut seen = 0u64;
     loop {
         loop {
             match bytes.get(end..end + 8).map(<[u8; 8]>::try_from) {
                 Some(Ok(chunk)) => {
-                    let word = u64::from_le_bytes(chunk);
-                    seen |= word;
-                    let found = specials(word);
+                    let found = specials(u64::from_le_bytes(chunk));
                     if found != 0 {
                         end += (found.trailing_zeros() / 8) as usize;
                         break;
@@ -239,9 +236,6 @@ fn string(bytes: &[u8], at: &mut usize) -> Parsed<Node> {
                 }
                 _ => {
                     let rest = &bytes[end.min(bytes.len())..];
-                    if !rest.is_ascii() {
-                        seen |= HIGH_BITS;
-                    }
                     end += rest
                         .iter()
                         .position(|&byte| is_special(byte))
@@ -252,9 +246,6 @@ fn string(bytes: &[u8], at: &mut usize) -> Parsed<Node> {
         }
         match bytes[end] {
             b'"' => {
-                if seen & HIGH_BITS != 0 && std::str::from_utf8(&bytes[start..end]).is_err() {
-                    return Err(Rejected);
-                }
                 *at = end + 1;
                 return Ok(Node::String {
                     start,
@@ -354,6 +345,11 @@ fn number_text(bytes: &[u8], start: usize, end: usize) -> &str {
     std::str::from_utf8(&bytes[start..end]).unwrap_or_default()
 }
 
+/// A piece of the text between ASCII delimiters, which are always character boundaries.
+fn slice(text: &str, start: usize, end: usize) -> &str {
+    text.get(start..end).unwrap_or_default()
+}
+
 /// One bit of 64 that a key sets in its object's fingerprint, from its length and its first and
 /// last bytes: looking up a key the object does not have mostly ends at that bit. A key with
 /// escapes may equal any other once decoded, so it sets every bit.
@@ -423,7 +419,10 @@ fn decode_node<'t>(bytes: &'t [u8], node: &Node) -> Cow<'t, str> {
             start,
             end,
             escaped,
-        } => decode(&bytes[start..end], escaped),
+        } => match std::str::from_utf8(&bytes[start..end]) {
+            Ok(raw) => decode(raw, escaped),
+            Err(_) => Cow::Borrowed(""),
+        },
         _ => Cow::Borrowed(""),
     }
 }
@@ -454,10 +453,11 @@ fn keep_last_values(bytes: &[u8], stack: &mut Vec<Node>, mark: usize) {
 
 /// A string's text with its escapes resolved. The parser has checked that it is UTF-8 and that
 /// every escape is one JSON allows.
-fn decode(raw: &[u8], escaped: bool) -> Cow<'_, str> {
+fn decode(raw: &str, escaped: bool) -> Cow<'_, str> {
     if !escaped {
-        return Cow::Borrowed(std::str::from_utf8(raw).unwrap_or_default());
+        return Cow::Borrowed(raw);
     }
+    let raw = raw.as_bytes();
     let mut text = Vec::with_capacity(raw.len());
     let mut at = 0;
     while let Some(found) = memchr::memchr(b'\\', &raw[at..]) {
@@ -496,7 +496,7 @@ fn decode(raw: &[u8], escaped: bool) -> Cow<'_, str> {
 /// One value of a parsed tree.
 #[derive(Clone, Copy)]
 pub(crate) struct Json<'p> {
-    text: &'p [u8],
+    text: &'p str,
     nodes: &'p [Node],
     node: Node,
 }
@@ -547,7 +547,7 @@ impl<'p> Json<'p> {
                 end,
                 escaped,
             } => Some(Text {
-                raw: &self.text[start..end],
+                raw: slice(self.text, start, end),
                 escaped,
             }),
             _ => None,
@@ -557,7 +557,7 @@ impl<'p> Json<'p> {
     /// A number as written.
     pub(crate) fn as_number(self) -> Option<&'p str> {
         match self.node {
-            Node::Number { start, end } => Some(number_text(self.text, start, end)),
+            Node::Number { start, end } => Some(slice(self.text, start, end)),
             _ => None,
         }
     }
@@ -624,7 +624,7 @@ impl<'p> Json<'p> {
 /// A string as written in the JSON text.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Text<'p> {
-    raw: &'p [u8],
+    raw: &'p str,
     escaped: bool,
 }
 
@@ -638,7 +638,7 @@ impl<'p> Text<'p> {
         if self.escaped {
             self.decode() == text
         } else {
-            self.raw == text.as_bytes()
+            self.raw == text
         }
     }
 }
@@ -673,7 +673,7 @@ impl<'p> Object<'p> {
         (0..self.len).map(move |entry| {
             let at = self.first + 2 * entry;
             let key = self.json.at(at).as_text().unwrap_or(Text {
-                raw: b"",
+                raw: "",
                 escaped: false,
             });
             (key, self.json.at(at + 1))
@@ -693,7 +693,7 @@ mod tests {
 
     fn parsed(text: &str) -> Option<Value> {
         let mut parser = Parser::default();
-        parser.parse(text.as_bytes()).ok().map(Json::to_value)
+        parser.parse(text).ok().map(Json::to_value)
     }
 
     /// What serde_json makes of `text`, compared with the tree: both reject it, or both read
@@ -778,7 +778,7 @@ mod tests {
     #[test]
     fn strings_are_borrowed_until_decoded() {
         let mut parser = Parser::default();
-        let json = parser.parse(br#"{"plain":"x","escaped":"a\"b"}"#).unwrap();
+        let json = parser.parse(r#"{"plain":"x","escaped":"a\"b"}"#).unwrap();
         let object = json.as_object().unwrap();
         assert!(matches!(
             object.get("plain").unwrap().as_str(),
@@ -792,29 +792,9 @@ mod tests {
     fn a_parser_is_reused_across_texts() {
         let mut parser = Parser::default();
         for text in [r#"[1,[2,[3]]]"#, r#"{"a":{"b":{}}}"#, "\"s\"", "[[]]"] {
-            let json = parser.parse(text.as_bytes()).map(Json::to_value);
+            let json = parser.parse(text).map(Json::to_value);
             assert_eq!(json.ok(), serde_json::from_str(text).ok());
         }
-    }
-
-    #[test]
-    fn text_that_is_not_utf8_is_rejected_wherever_it_is() {
-        let mut parser = Parser::default();
-        for text in [
-            &b"\"a\xffb\""[..],
-            b"{\"k\xc3\":1}",
-            b"[1,\xe9]",
-            b"\"\xed\xa0\x80\"",
-            b"\"\xc0\xaf\"",
-            b"\"long enough to take the eight-byte path \xf0\x9f\x98\"",
-        ] {
-            assert!(parser.parse(text).is_err(), "{text:?}");
-        }
-        let text = "\"\u{e9} \u{65e5}\u{672c} \u{1F600} and more than eight bytes\"";
-        assert_eq!(
-            parser.parse(text.as_bytes()).ok().map(Json::to_value),
-            serde_json::from_str(text).ok()
-        );
     }
 
     /// JSON-ish text: valid JSON, cut and spliced and sprinkled with the characters that matter.
@@ -860,27 +840,6 @@ mod tests {
                     text
                 }
             })
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
-        #[test]
-        fn bytes_that_are_not_utf8_are_read_as_serde_json_reads_them(
-            text in jsonish(),
-            at in any::<prop::sample::Index>(),
-            byte in any::<u8>(),
-        ) {
-            let mut bytes = text.into_bytes();
-            if !bytes.is_empty() {
-                let at = at.index(bytes.len());
-                bytes[at] = byte;
-            }
-            let reference = std::str::from_utf8(&bytes)
-                .ok()
-                .and_then(|text| serde_json::from_str::<Value>(text).ok());
-            let mut parser = Parser::default();
-            prop_assert_eq!(parser.parse(&bytes).ok().map(Json::to_value), reference);
-        }
     }
 
     proptest! {

@@ -114,7 +114,7 @@ pub fn read_log<R: BufRead>(
 pub fn detect(event: &Value) -> Option<Format> {
     let text = event.to_string();
     let mut parser = json::Parser::default();
-    let event = parser.parse(text.as_bytes()).ok()?;
+    let event = parser.parse(&text).ok()?;
     walk::container_format(event).or_else(|| read::first_call_format(event))
 }
 

@@ -233,9 +233,13 @@ impl<'a> Reader<'a> {
         let cut_short = !bytes.ends_with(b"\n");
         let text = trim(bytes);
         let mut parser = std::mem::take(&mut self.parser);
-        let result = match parser.parse(text) {
-            Ok(json) => self.event(json, &Lines::Fixed(line), &mut 0),
-            Err(_) => self.reference_line(line, text, cut_short),
+        // A SIMD check says only whether the line is UTF-8; the reference says where it is not.
+        let parsed = simdutf8::basic::from_utf8(text)
+            .ok()
+            .and_then(|text| parser.parse(text).ok());
+        let result = match parsed {
+            Some(json) => self.event(json, &Lines::Fixed(line), &mut 0),
+            None => self.reference_line(line, text, cut_short),
         };
         self.parser = parser;
         result
@@ -282,7 +286,7 @@ impl<'a> Reader<'a> {
             let Some(&first) = bytes.get(at) else {
                 break Ok(());
             };
-            match parser.parse_next(bytes, &mut at) {
+            match parser.parse_next(text, &mut at) {
                 // serde_json wants a value that does not close itself (a number, a literal)
                 // followed by whitespace or a bracket, a quote, a comma or a colon.
                 Ok(json)
@@ -348,7 +352,7 @@ impl<'a> Reader<'a> {
     ) -> io::Result<()> {
         let text = value.to_string();
         let mut parser = Parser::default();
-        match parser.parse(text.as_bytes()) {
+        match parser.parse(&text) {
             Ok(json) => self.event(json, lines, ordinal),
             Err(_) => Ok(()),
         }
@@ -883,7 +887,10 @@ mod tests {
             for (number, line) in io::BufReader::new(input).split(b'\n').enumerate() {
                 let line = line.expect("line");
                 let mut parser = Parser::default();
-                let Ok(event) = parser.parse(&line) else {
+                let Ok(text) = std::str::from_utf8(&line) else {
+                    continue;
+                };
+                let Ok(event) = parser.parse(text) else {
                     continue;
                 };
                 if first_call_format(event).is_some() {
