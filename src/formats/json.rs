@@ -134,7 +134,9 @@ impl Parser {
         }
         let first = self.nodes.len();
         let len = self.stack.len() - mark;
-        self.nodes.extend(self.stack.drain(mark..));
+        // Nodes are plain data: one copy of the whole run.
+        self.nodes.extend_from_slice(&self.stack[mark..]);
+        self.stack.truncate(mark);
         Ok(Node::Array { first, len })
     }
 
@@ -180,7 +182,8 @@ impl Parser {
         }
         let first = self.nodes.len();
         let len = (self.stack.len() - mark) / 2;
-        self.nodes.extend(self.stack.drain(mark..));
+        self.nodes.extend_from_slice(&self.stack[mark..]);
+        self.stack.truncate(mark);
         Ok(Node::Object { first, len, keys })
     }
 }
