@@ -157,6 +157,12 @@ impl Counts {
 
     /// Adds another group's counts to these.
     pub fn merge(&mut self, other: &Counts) {
+        self.add_counts(other);
+        self.refresh();
+    }
+
+    /// Adds another group's counts, leaving coverage and median to [`Counts::refresh`].
+    fn add_counts(&mut self, other: &Counts) {
         self.calls += other.calls;
         for status in Status::ALL {
             *self.count_mut(status) += other.count(status);
@@ -164,7 +170,6 @@ impl Counts {
         for (length, count) in &other.reason_lengths {
             *self.reason_lengths.entry(*length).or_default() += count;
         }
-        self.refresh();
     }
 
     /// The number of calls with this status.
@@ -366,9 +371,10 @@ impl Tally {
     }
 
     fn absorb(&mut self, totals: Counts, groups: Vec<Group>, files: u64, malformed_lines: u64) {
-        self.totals.merge(&totals);
+        // Coverage and medians are taken once, by `report`.
+        self.totals.add_counts(&totals);
         for group in groups {
-            self.group_mut(group.key).merge(&group.counts);
+            self.group_mut(group.key).add_counts(&group.counts);
         }
         self.files += files;
         self.malformed_lines += malformed_lines;
