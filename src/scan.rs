@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -185,30 +185,69 @@ pub fn each_in_order<T: Send>(
         }
         return Ok(());
     }
-    let (sender, receiver) = mpsc::channel();
+    let finished = Mutex::new(Finished {
+        waiting: BTreeMap::new(),
+        taken_until: 0,
+        ready_until: 0,
+        reading: true,
+    });
+    let ready = Condvar::new();
     std::thread::scope(|scope| {
         scope.spawn(|| {
+            // Whatever way reading ends, the hand-on loop must hear of it.
+            let _ended = Ended(&finished, &ready);
             // First in, first read: results come back nearly in order, so few wait to be
             // handed on. (A parallel iterator splits the list in halves, and the second half's
             // results would wait for all of the first's.)
             rayon::scope_fifo(|tasks| {
                 for (index, source) in sources.iter().enumerate() {
-                    let sender = sender.clone();
-                    let (work, stop) = (&work, &stop);
+                    let (work, stop, finished, ready) = (&work, &stop, &finished, &ready);
                     tasks.spawn_fifo(move |_| {
-                        if !stop.load(Ordering::Relaxed) {
-                            let _ = sender.send((index, work(source)));
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let result = work(source);
+                        let Ok(mut finished) = finished.lock() else {
+                            return;
+                        };
+                        finished.waiting.insert(index, result);
+                        while finished.waiting.contains_key(&finished.ready_until) {
+                            finished.ready_until += 1;
+                        }
+                        // Wake the hand-on loop for a batch, not for every file: on many small
+                        // files the wake-ups cost as much as the reading.
+                        let ready_files = finished.ready_until - finished.taken_until;
+                        if ready_files >= HAND_ON_BATCH || finished.ready_until == sources.len() {
+                            ready.notify_one();
                         }
                     });
                 }
             });
-            drop(sender);
         });
-        let mut finished = BTreeMap::new();
         let mut next = 0;
-        for (index, result) in receiver {
-            finished.insert(index, result);
-            while let Some(result) = finished.remove(&next) {
+        while next < sources.len() {
+            let batch: Vec<FileResult<T>> = {
+                let mut state = finished
+                    .lock()
+                    .map_err(|_| anyhow!("a reading thread failed"))?;
+                while state.reading
+                    && state.ready_until - state.taken_until < HAND_ON_BATCH
+                    && state.ready_until < sources.len()
+                {
+                    state = ready
+                        .wait(state)
+                        .map_err(|_| anyhow!("a reading thread failed"))?;
+                }
+                let until = state.ready_until;
+                if until == state.taken_until {
+                    return Err(anyhow!("a reading thread failed"));
+                }
+                state.taken_until = until;
+                (next..until)
+                    .filter_map(|index| state.waiting.remove(&index))
+                    .collect()
+            };
+            for result in batch {
                 if let Err(error) = emit(&sources[next], result) {
                     stop.store(true, Ordering::Relaxed);
                     return Err(error);
@@ -218,4 +257,30 @@ pub fn each_in_order<T: Send>(
         }
         Ok(())
     })
+}
+
+/// Files read and not yet handed on, by their place in the input.
+struct Finished<T> {
+    waiting: BTreeMap<usize, FileResult<T>>,
+    /// Every file before this one has been taken to be handed on.
+    taken_until: usize,
+    /// Every file before this one is read.
+    ready_until: usize,
+    /// Whether files are still being read.
+    reading: bool,
+}
+
+/// How many files read in a row wake the loop that hands them on.
+const HAND_ON_BATCH: usize = 32;
+
+/// Tells the hand-on loop that reading has ended, when dropped.
+struct Ended<'a, T>(&'a Mutex<Finished<T>>, &'a Condvar);
+
+impl<T> Drop for Ended<'_, T> {
+    fn drop(&mut self) {
+        if let Ok(mut finished) = self.0.lock() {
+            finished.reading = false;
+        }
+        self.1.notify_one();
+    }
 }
