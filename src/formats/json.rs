@@ -38,10 +38,13 @@ enum Node {
         end: usize,
         escaped: bool,
     },
-    /// Items at `first..first + len` of the node buffer.
+    /// Items at `first..first + len` of the node buffer; the array is `start..end` of the
+    /// text.
     Array {
-        first: usize,
-        len: usize,
+        first: u32,
+        len: u32,
+        start: usize,
+        end: usize,
     },
     /// Entries at `first..first + 2 * len`: a key (a `String` node), then its value; `keys`
     /// has the [`fingerprint`] bit of every key set.
@@ -111,6 +114,7 @@ impl Parser {
         if depth >= MAX_DEPTH {
             return Err(Rejected);
         }
+        let start = *at;
         *at += 1;
         let mark = self.stack.len();
         skip_whitespace(bytes, at);
@@ -132,12 +136,18 @@ impl Parser {
                 }
             }
         }
-        let first = self.nodes.len();
-        let len = self.stack.len() - mark;
+        // Four billion nodes in one line would not fit in memory first.
+        let first = u32::try_from(self.nodes.len()).map_err(|_| Rejected)?;
+        let len = u32::try_from(self.stack.len() - mark).map_err(|_| Rejected)?;
         // Nodes are plain data: one copy of the whole run.
         self.nodes.extend_from_slice(&self.stack[mark..]);
         self.stack.truncate(mark);
-        Ok(Node::Array { first, len })
+        Ok(Node::Array {
+            first,
+            len,
+            start,
+            end: *at,
+        })
     }
 
     fn object(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<Node> {
@@ -533,7 +543,18 @@ impl<'p> Json<'p> {
     /// The items of an array.
     pub(crate) fn as_array(self) -> Option<impl ExactSizeIterator<Item = Json<'p>> + Clone> {
         match self.node {
-            Node::Array { first, len } => Some((first..first + len).map(move |at| self.at(at))),
+            Node::Array { first, len, .. } => {
+                let (first, len) = (first as usize, len as usize);
+                Some((first..first + len).map(move |at| self.at(at)))
+            }
+            _ => None,
+        }
+    }
+
+    /// An array as written.
+    pub(crate) fn array_text(self) -> Option<&'p str> {
+        match self.node {
+            Node::Array { start, end, .. } => Some(slice(self.text, start, end)),
             _ => None,
         }
     }

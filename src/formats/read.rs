@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::json::{Json, Parser};
 use super::prefilter::{Hits, Prefilter};
-use super::walk::{container_format, Lines, Streams, Walked, Walker};
+use super::walk::{container_format, Lines, Scratch, Streams, Walked, Walker};
 use super::{anthropic, openai_chat, Format, ReadOptions};
 
 /// A line gathered across reads keeps its buffer up to this size; a longer one lets it go.
@@ -38,8 +38,7 @@ pub(crate) struct Reader<'a> {
     streams: Streams,
     /// Parses each line; taken out of the reader while a line's tree is in use.
     parser: Parser,
-    /// Parses the JSON that arguments given as a string hold.
-    inner: Parser,
+    scratch: Scratch,
     /// Events parsed so far: JSONL lines, or top-level values of a document.
     events: u64,
 }
@@ -54,7 +53,7 @@ impl<'a> Reader<'a> {
             out,
             streams: Streams::default(),
             parser: Parser::default(),
-            inner: Parser::default(),
+            scratch: Scratch::default(),
             events: 0,
         }
     }
@@ -364,7 +363,7 @@ impl<'a> Reader<'a> {
         let mut walker = Walker::new(
             &mut self.streams,
             lines,
-            &mut self.inner,
+            &mut self.scratch,
             self.options.keep_arguments,
             *ordinal,
             self.events,
@@ -389,7 +388,7 @@ impl<'a> Reader<'a> {
         let mut walker = Walker::new(
             &mut self.streams,
             &lines,
-            &mut self.inner,
+            &mut self.scratch,
             self.options.keep_arguments,
             0,
             self.events,
@@ -437,9 +436,9 @@ fn cut(at_end: bool) -> String {
 /// The format of the first call an event holds, by its shape.
 pub(crate) fn first_call_format(event: Json<'_>) -> Option<Format> {
     let mut streams = Streams::default();
-    let mut inner = Parser::default();
+    let mut scratch = Scratch::default();
     let lines = Lines::Fixed(1);
-    let mut walker = Walker::new(&mut streams, &lines, &mut inner, false, 0, 1);
+    let mut walker = Walker::new(&mut streams, &lines, &mut scratch, false, 0, 1);
     walker.walk(event, None);
     openai_chat::flush(&mut walker);
     anthropic::flush(&mut walker);
@@ -755,6 +754,31 @@ mod tests {
         assert_eq!(
             brief(&format!("{list}\n{call}\n")),
             expect(&[(2, "close", Declared)])
+        );
+    }
+
+    #[test]
+    fn a_catalogue_repeated_word_for_word_declares_the_same_and_a_changed_one_anew() {
+        let body = |id: usize, properties: &str| {
+            format!(
+                r#"{{"messages":[{{"role":"assistant","tool_calls":[{{"id":"c{id}","function":{{"name":"cancel","arguments":"{{\"reason\":\"r\"}}"}}}}]}}],"tools":[{{"type":"function","function":{{"name":"cancel","parameters":{{"type":"object","properties":{properties}}}}}}}]}}"#
+            )
+        };
+        let (own, none) = (r#"{"reason":{"type":"string"}}"#, "{}");
+        let lines: Vec<String> = [own, own, none, none, own]
+            .iter()
+            .enumerate()
+            .map(|(id, properties)| body(id, properties))
+            .collect();
+        assert_eq!(
+            brief(&lines.join("\n")),
+            expect(&[
+                (1, "cancel", Declared),
+                (2, "cancel", Declared),
+                (3, "cancel", Present),
+                (4, "cancel", Present),
+                (5, "cancel", Declared)
+            ])
         );
     }
 

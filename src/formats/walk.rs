@@ -182,12 +182,21 @@ impl Walked {
     }
 }
 
+/// What walks reuse from one event to the next.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// Parses the JSON that arguments given as a string hold.
+    inner: Parser,
+    /// The last catalogue read, as written, and what it declares: request bodies repeat theirs
+    /// in every event.
+    catalogue: Option<(String, Declarations)>,
+}
+
 /// One walk over one event.
 pub(crate) struct Walker<'w, 'p> {
     pub(crate) streams: &'w mut Streams,
     lines: &'w Lines,
-    /// Parses the JSON that arguments given as a string hold.
-    inner: &'w mut Parser,
+    scratch: &'w mut Scratch,
     /// Whether records keep the arguments.
     keep_arguments: bool,
     /// Ordinal of the next object in document order.
@@ -206,7 +215,7 @@ impl<'w, 'p> Walker<'w, 'p> {
     pub(crate) fn new(
         streams: &'w mut Streams,
         lines: &'w Lines,
-        inner: &'w mut Parser,
+        scratch: &'w mut Scratch,
         keep_arguments: bool,
         first_ordinal: usize,
         event: u64,
@@ -214,7 +223,7 @@ impl<'w, 'p> Walker<'w, 'p> {
         Walker {
             streams,
             lines,
-            inner,
+            scratch,
             keep_arguments,
             ordinal: first_ordinal,
             current: first_ordinal,
@@ -283,12 +292,25 @@ impl<'w, 'p> Walker<'w, 'p> {
     fn descend(&mut self, map: Object<'p>) {
         for (key, value) in map.iter() {
             let key = key.decode();
-            if key == "tools" && value.is_array() {
-                catalogue::read(&value.to_value(), &mut self.walked.catalogue);
+            if let Some(text) = value.array_text().filter(|_| key == "tools") {
+                self.catalogue(value, text);
                 self.skip(std::iter::once(value));
             } else {
                 self.walk(value, Some(&key));
             }
+        }
+    }
+
+    /// Reads a `tools` array (written as `text`), or takes what the same text declared last.
+    fn catalogue(&mut self, tools: Json<'p>, text: &str) {
+        let cached = &mut self.scratch.catalogue;
+        if cached.as_ref().is_none_or(|(written, _)| written != text) {
+            let mut declarations = Declarations::new();
+            catalogue::read(&tools.to_value(), &mut declarations);
+            *cached = Some((text.to_owned(), declarations));
+        }
+        if let Some((_, declarations)) = cached {
+            self.walked.catalogue.extend(declarations.iter().cloned());
         }
     }
 
@@ -333,12 +355,12 @@ impl<'w, 'p> Walker<'w, 'p> {
 
     /// Reads a call's arguments as recorded (`None`: it has none).
     pub(crate) fn arguments(&mut self, arguments: Option<Json<'_>>) -> Arguments {
-        Arguments::read(arguments, self.inner, self.keep_arguments)
+        Arguments::read(arguments, &mut self.scratch.inner, self.keep_arguments)
     }
 
     /// Reads arguments that arrived as the text of a JSON string (streamed fragments).
     pub(crate) fn string_arguments(&mut self, text: &str) -> Arguments {
-        Arguments::string(text, self.inner, self.keep_arguments)
+        Arguments::string(text, &mut self.scratch.inner, self.keep_arguments)
     }
 
     /// Reads arguments that arrived as JSON text (a streamed input joined).
