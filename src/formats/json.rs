@@ -678,11 +678,32 @@ pub(crate) struct Object<'p> {
 
 impl<'p> Object<'p> {
     pub(crate) fn get(self, key: &str) -> Option<Json<'p>> {
-        if self.keys & fingerprint(key.as_bytes(), false) == 0 {
+        let wanted = key.as_bytes();
+        if self.keys & fingerprint(wanted, false) == 0 {
             return None;
         }
-        self.iter()
-            .find_map(|(name, value)| name.is(key).then_some(value))
+        // Shapes look up a dozen keys in every object: straight over the key nodes, lengths
+        // and first bytes before whole keys.
+        let bytes = self.json.text.as_bytes();
+        (0..self.len).find_map(|entry| {
+            let at = self.first + 2 * entry;
+            let Node::String {
+                start,
+                end,
+                escaped,
+            } = self.json.nodes[at]
+            else {
+                return None;
+            };
+            let same = if escaped {
+                decode(slice(self.json.text, start, end), true) == key
+            } else {
+                end - start == wanted.len()
+                    && bytes.get(start) == wanted.first()
+                    && bytes[start..end] == *wanted
+            };
+            same.then(|| self.json.at(at + 1))
+        })
     }
 
     pub(crate) fn len(self) -> usize {
