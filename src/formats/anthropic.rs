@@ -37,7 +37,7 @@ impl Assembly {
 }
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
-    let kind = str_at(map, "type");
+    let kind = walk.kind();
     match kind.as_deref() {
         Some("tool_use") => {
             let Some(name) = str_at(map, "name") else {

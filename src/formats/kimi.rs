@@ -5,7 +5,7 @@ use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
-    match str_at(map, "type").as_deref() {
+    match walk.kind().as_deref() {
         Some("tool.call") => {
             let Some(name) = str_at(map, "name") else {
                 return Visit::Pass;

@@ -8,7 +8,7 @@ use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
-    let Some(kind) = str_at(map, "type") else {
+    let Some(kind) = walk.kind() else {
         return Visit::Pass;
     };
     let call_id = || id_at(map, "call_id").or_else(|| id_at(map, "id"));

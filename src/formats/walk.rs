@@ -208,6 +208,8 @@ pub(crate) struct Walker<'w, 'p> {
     timestamp: Option<Json<'p>>,
     in_snapshot: bool,
     in_streamed: bool,
+    /// The `type` of the object the shapes are looking at: three of them ask.
+    kind: Option<std::borrow::Cow<'p, str>>,
     walked: Walked,
 }
 
@@ -232,6 +234,7 @@ impl<'w, 'p> Walker<'w, 'p> {
             timestamp: None,
             in_snapshot: false,
             in_streamed: false,
+            kind: None,
             walked: Walked {
                 found: Vec::new(),
                 catalogue: Vec::new(),
@@ -264,6 +267,7 @@ impl<'w, 'p> Walker<'w, 'p> {
         self.ordinal += 1;
         let saved = self.enter_context(map);
         self.current = ordinal;
+        self.kind = str_at(map, "type");
         let visit = SHAPES
             .iter()
             .map(|visit| visit(map, key, self))
@@ -291,6 +295,10 @@ impl<'w, 'p> Walker<'w, 'p> {
 
     fn descend(&mut self, map: Object<'p>) {
         for (key, value) in map.iter() {
+            // Most values are strings and numbers: nothing below them to walk.
+            if !value.is_object() && !value.is_array() {
+                continue;
+            }
             let key = key.decode();
             if let Some(text) = value.array_text().filter(|_| key == "tools") {
                 self.catalogue(value, text);
@@ -341,6 +349,11 @@ impl<'w, 'p> Walker<'w, 'p> {
             self.timestamp = timestamp;
         }
         Some(saved)
+    }
+
+    /// The `type` of the object being visited, when it is a string.
+    pub(crate) fn kind(&self) -> Option<std::borrow::Cow<'p, str>> {
+        self.kind.clone()
     }
 
     /// Where the object being visited sits.
