@@ -89,7 +89,8 @@ impl Parser {
         self.stack.clear();
         let bytes = text.as_bytes();
         skip_whitespace(bytes, at);
-        let node = self.value(bytes, at, 0)?;
+        self.value(bytes, at, 0)?;
+        let node = self.stack.pop().ok_or(Rejected)?;
         Ok(Json {
             text,
             nodes: &self.nodes,
@@ -97,20 +98,38 @@ impl Parser {
         })
     }
 
-    fn value(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<Node> {
-        match bytes.get(*at) {
-            Some(b'{') => self.object(bytes, at, depth),
-            Some(b'[') => self.array(bytes, at, depth),
-            Some(b'"') => string(bytes, at),
-            Some(b'-' | b'0'..=b'9') => number(bytes, at),
-            Some(b't') => literal(bytes, at, b"true", Node::Bool(true)),
-            Some(b'f') => literal(bytes, at, b"false", Node::Bool(false)),
-            Some(b'n') => literal(bytes, at, b"null", Node::Null),
-            _ => Err(Rejected),
-        }
+    /// Parses one value onto the stack. Nodes go straight into the stack rather than back to
+    /// the caller: an enum returned through memory and read back at once stalled the processor
+    /// on every value (a quarter of the parse).
+    fn value(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
+        let node = match bytes.get(*at) {
+            Some(b'{') => return self.object(bytes, at, depth),
+            Some(b'[') => return self.array(bytes, at, depth),
+            Some(b'"') => {
+                let start = *at + 1;
+                let mut escaped = false;
+                let end = string(bytes, at, &mut escaped)?;
+                Node::String {
+                    start,
+                    end,
+                    escaped,
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let start = *at;
+                let end = number(bytes, at)?;
+                Node::Number { start, end }
+            }
+            Some(b't') => literal(bytes, at, b"true", Node::Bool(true))?,
+            Some(b'f') => literal(bytes, at, b"false", Node::Bool(false))?,
+            Some(b'n') => literal(bytes, at, b"null", Node::Null)?,
+            _ => return Err(Rejected),
+        };
+        self.stack.push(node);
+        Ok(())
     }
 
-    fn array(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<Node> {
+    fn array(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
         if depth >= MAX_DEPTH {
             return Err(Rejected);
         }
@@ -123,8 +142,7 @@ impl Parser {
         } else {
             loop {
                 skip_whitespace(bytes, at);
-                let item = self.value(bytes, at, depth + 1)?;
-                self.stack.push(item);
+                self.value(bytes, at, depth + 1)?;
                 skip_whitespace(bytes, at);
                 match bytes.get(*at) {
                     Some(b',') => *at += 1,
@@ -142,15 +160,16 @@ impl Parser {
         // Nodes are plain data: one copy of the whole run.
         self.nodes.extend_from_slice(&self.stack[mark..]);
         self.stack.truncate(mark);
-        Ok(Node::Array {
+        self.stack.push(Node::Array {
             first,
             len,
             start,
             end: *at,
-        })
+        });
+        Ok(())
     }
 
-    fn object(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<Node> {
+    fn object(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
         if depth >= MAX_DEPTH {
             return Err(Rejected);
         }
@@ -165,16 +184,21 @@ impl Parser {
                 if bytes.get(*at) != Some(&b'"') {
                     return Err(Rejected);
                 }
-                let key = string(bytes, at)?;
+                let start = *at + 1;
+                let mut escaped = false;
+                let end = string(bytes, at, &mut escaped)?;
+                self.stack.push(Node::String {
+                    start,
+                    end,
+                    escaped,
+                });
                 skip_whitespace(bytes, at);
                 if bytes.get(*at) != Some(&b':') {
                     return Err(Rejected);
                 }
                 *at += 1;
                 skip_whitespace(bytes, at);
-                let value = self.value(bytes, at, depth + 1)?;
-                self.stack.push(key);
-                self.stack.push(value);
+                self.value(bytes, at, depth + 1)?;
                 skip_whitespace(bytes, at);
                 match bytes.get(*at) {
                     Some(b',') => *at += 1,
@@ -194,7 +218,8 @@ impl Parser {
         let len = (self.stack.len() - mark) / 2;
         self.nodes.extend_from_slice(&self.stack[mark..]);
         self.stack.truncate(mark);
-        Ok(Node::Object { first, len, keys })
+        self.stack.push(Node::Object { first, len, keys });
+        Ok(())
     }
 }
 
@@ -231,11 +256,11 @@ fn is_special(byte: u8) -> bool {
     byte == b'"' || byte == b'\\' || byte < 0x20
 }
 
-/// Reads the string whose opening quote is at `*at`, eight bytes at a time between escapes.
-fn string(bytes: &[u8], at: &mut usize) -> Parsed<Node> {
-    let start = *at + 1;
-    let mut end = start;
-    let mut escaped = false;
+/// Reads the string whose opening quote is at `*at`, eight bytes at a time between escapes;
+/// returns where its closing quote is, and leaves `*at` past it. `escaped` is set when it holds
+/// a backslash.
+fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed<usize> {
+    let mut end = *at + 1;
     loop {
         loop {
             match bytes.get(end..end + 8).map(<[u8; 8]>::try_from) {
@@ -260,14 +285,10 @@ fn string(bytes: &[u8], at: &mut usize) -> Parsed<Node> {
         match bytes[end] {
             b'"' => {
                 *at = end + 1;
-                return Ok(Node::String {
-                    start,
-                    end,
-                    escaped,
-                });
+                return Ok(end);
             }
             b'\\' => {
-                escaped = true;
+                *escaped = true;
                 end += escape_length(&bytes[end..])?;
             }
             _ => return Err(Rejected),
@@ -300,7 +321,8 @@ fn hex4(bytes: &[u8]) -> Parsed<u16> {
     })
 }
 
-fn number(bytes: &[u8], at: &mut usize) -> Parsed<Node> {
+/// Reads the number at `*at`; returns where it ends, and leaves `*at` there.
+fn number(bytes: &[u8], at: &mut usize) -> Parsed<usize> {
     let start = *at;
     let mut end = start + usize::from(bytes[start] == b'-');
     let digits = |end: &mut usize| {
@@ -350,7 +372,7 @@ fn number(bytes: &[u8], at: &mut usize) -> Parsed<Node> {
         return Err(Rejected);
     }
     *at = end;
-    Ok(Node::Number { start, end })
+    Ok(end)
 }
 
 /// The text of a number the parser has checked: ASCII digits and signs only.
