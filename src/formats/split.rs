@@ -246,6 +246,11 @@ fn line_start_after(file: &mut File, at: u64, until: Option<u64>) -> io::Result<
                 .then_some(line_end + 1));
         }
         position += read as u64;
+        // A line that runs past the piece belongs to a piece before: looking further for its
+        // end would read it once for every piece it covers.
+        if until.is_some_and(|until| position > until) {
+            return Ok(None);
+        }
     }
 }
 
@@ -447,6 +452,18 @@ mod tests {
         assert!(events
             .last()
             .is_some_and(|summary| summary.contains("repeats: 1")));
+    }
+
+    #[test]
+    fn a_line_longer_than_many_pieces_is_read_once_by_the_piece_it_starts_in() {
+        let call = r#"{"type":"tool_use","id":"a","name":"Read","input":{}}"#;
+        let long = format!(r#"{{"type":"user","x":"{}"}}"#, "y".repeat(100_000));
+        let log = format!("{call}\n{long}\n{}\n", call.replace("\"a\"", "\"b\""));
+        let whole = read(log.as_bytes(), None, &ReadOptions::default());
+        assert_eq!(
+            read(log.as_bytes(), Some((100, 2)), &ReadOptions::default()),
+            whole
+        );
     }
 
     #[test]
