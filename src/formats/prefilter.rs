@@ -87,6 +87,8 @@ pub(crate) struct Prefilter {
     always: Vec<Group>,
     /// Searched only while a streamed call is open.
     streams: Vec<Group>,
+    /// The length of the longest token.
+    longest: usize,
 }
 
 /// One search for an anchor, and the tokens it stands for.
@@ -131,9 +133,12 @@ fn groups(tokens: &[&'static str]) -> Vec<Group> {
 
 impl Prefilter {
     pub(crate) fn new(format: Option<Format>) -> Prefilter {
+        let always = tokens(format);
+        let longest = always.iter().chain(STREAMS).map(|token| token.len()).max();
         Prefilter {
-            always: groups(&tokens(format)),
+            always: groups(&always),
             streams: groups(STREAMS),
+            longest: longest.unwrap_or_default(),
         }
     }
 
@@ -164,11 +169,11 @@ impl Prefilter {
 pub(crate) struct Hits<'p, 'b> {
     prefilter: &'p Prefilter,
     block: &'b [u8],
-    /// Per group (the prefilter's `always`, then its `streams`), the next token found at or
-    /// after where the last search started; `None` once the group has no more. Kept so that a
-    /// group is never searched twice over the same bytes.
-    next: Vec<Option<usize>>,
-    searched_from: Vec<usize>,
+    /// Per group (the prefilter's `always`, then its `streams`): a token start found and not
+    /// yet passed, and how far the group is searched (no other token of it starts between the
+    /// place asked about and there). Kept so that a group never searches the same bytes twice.
+    found: Vec<Option<usize>>,
+    searched_to: Vec<usize>,
 }
 
 impl<'p, 'b> Hits<'p, 'b> {
@@ -177,39 +182,59 @@ impl<'p, 'b> Hits<'p, 'b> {
         Hits {
             prefilter,
             block,
-            next: vec![Some(0); groups],
-            searched_from: vec![usize::MAX; groups],
+            found: vec![None; groups],
+            searched_to: vec![0; groups],
         }
     }
 
     /// The first place at or after `from` where a token starts; stream tokens count only when
-    /// `streams_open`.
+    /// `streams_open`. A group is searched no further than the nearest token another group
+    /// found: past it, the line is parsed anyway and the next question starts after it. So on
+    /// logs where every line holds a token, most bytes are searched by no group at all.
     pub(crate) fn next(&mut self, from: usize, streams_open: bool) -> Option<usize> {
         let block = self.block;
-        let searched = if streams_open {
-            self.next.len()
+        let groups = if streams_open {
+            self.found.len()
         } else {
             self.prefilter.always.len()
         };
-        for group in 0..searched {
-            let stale = self.searched_from[group] == usize::MAX
-                || self.next[group].is_some_and(|hit| hit < from);
-            if !stale {
+        let mut nearest: Option<usize> = None;
+        for group in 0..groups {
+            if let Some(hit) = self.found[group] {
+                if hit >= from {
+                    nearest = Some(nearest.map_or(hit, |nearest| nearest.min(hit)));
+                    continue;
+                }
+                self.found[group] = None;
+            }
+            let start = from.max(self.searched_to[group]);
+            let limit = nearest.unwrap_or(block.len()).min(block.len());
+            if start >= limit {
                 continue;
             }
+            // A token that starts before `limit` may end after it.
+            let window = &block[start..(limit + self.prefilter.longest).min(block.len())];
             let Group { finder, tokens } = self.prefilter.group(group);
-            self.searched_from[group] = from;
-            self.next[group] = finder
-                .find_iter(&block[from.min(block.len())..])
-                .map(|at| from + at)
+            let hit = finder
+                .find_iter(window)
+                .map(|at| start + at)
                 .find_map(|at| {
                     tokens.iter().find_map(|&(token, offset)| {
-                        let start = at.checked_sub(offset)?;
-                        (start >= from && block[start..].starts_with(token)).then_some(start)
+                        let token_start = at.checked_sub(offset)?;
+                        (token_start >= start && block[token_start..].starts_with(token))
+                            .then_some(token_start)
                     })
                 });
+            match hit {
+                Some(hit) => {
+                    self.found[group] = Some(hit);
+                    self.searched_to[group] = hit;
+                    nearest = Some(nearest.map_or(hit, |nearest| nearest.min(hit)));
+                }
+                None => self.searched_to[group] = limit,
+            }
         }
-        self.next[..searched].iter().flatten().copied().min()
+        nearest
     }
 }
 
@@ -302,6 +327,54 @@ mod tests {
             ] {
                 assert!(!filter.may_hold_call(line, false));
                 assert!(filter.may_hold_call(line, true));
+            }
+        }
+    }
+
+    /// Hits against the plain answer: the first start of any token at or after each place.
+    #[test]
+    fn hits_are_the_first_token_start_at_or_after_each_place() {
+        let prefilter = Prefilter::new(None);
+        let pieces = [
+            &b"\"tool_use\""[..],
+            b"\"tool_use_id\"",
+            b"\"function_call\"",
+            b"\"functionCall\"",
+            b"\"session_meta\"",
+            b"\"tools\"",
+            b"\"toolCalls\"",
+            b"\"web_search_call\"",
+            b"\"call\"",
+            b"\"tool",
+            b"all\"",
+            b"xx",
+            b"\n",
+            b"{",
+        ];
+        let tokens = tokens(None);
+        let mut seed = 7u64;
+        for _ in 0..300 {
+            let mut block = Vec::new();
+            for _ in 0..40 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                block.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            let plain = |from: usize| {
+                (from..block.len()).find(|&at| {
+                    tokens
+                        .iter()
+                        .any(|token| block[at..].starts_with(token.as_bytes()))
+                })
+            };
+            let mut hits = Hits::new(&prefilter, &block);
+            let mut from = 0;
+            while from <= block.len() {
+                let expected = plain(from);
+                assert_eq!(hits.next(from, false), expected, "from {from}");
+                // Like the reader: jump past a line with a token, else step on.
+                from = expected.map_or(from + 7, |hit| hit + 3);
             }
         }
     }
