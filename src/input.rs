@@ -84,8 +84,9 @@ fn expand_one(path: &str, sources: &mut Vec<Source>) -> anyhow::Result<()> {
         return Ok(());
     }
     let as_path = Path::new(path);
-    if as_path.exists() {
-        if as_path.is_dir() {
+    // One look at the file system per path: `reasons stats logs/*.jsonl` may name thousands.
+    if let Ok(metadata) = std::fs::metadata(as_path) {
+        if metadata.is_dir() {
             walk(as_path, sources)?;
         } else {
             sources.push(Source::File(as_path.to_path_buf()));

@@ -68,18 +68,44 @@ impl Status {
     /// "no arguments", which is an object without a reason.
     pub fn of_arguments(arguments: &Value) -> (Status, Option<String>) {
         match decode_arguments(arguments) {
-            Arguments::Object(map) => match map.get(REASON_PARAM) {
-                None => (Status::Missing, None),
-                Some(Value::String(text)) if text.trim().is_empty() => {
-                    (Status::Blank, Some(text.clone()))
-                }
-                Some(Value::String(text)) => (Status::Present, Some(text.clone())),
-                Some(_) => (Status::Invalid, None),
-            },
-            Arguments::Empty => (Status::Missing, None),
-            Arguments::NotAnObject => (Status::Freeform, None),
+            Arguments::Object(map) => Status::of_reason_field(match map.get(REASON_PARAM) {
+                None => ReasonField::Absent,
+                Some(Value::String(text)) => ReasonField::Text(text),
+                Some(_) => ReasonField::NotText,
+            }),
+            Arguments::Empty => Status::of_reason_field(ReasonField::NoArguments),
+            Arguments::NotAnObject => Status::of_reason_field(ReasonField::NotAnObject),
         }
     }
+
+    /// The rule itself, on what the arguments hold where a reason would be: readers that keep
+    /// JSON in another form than `Value` come here too.
+    pub(crate) fn of_reason_field(field: ReasonField<'_>) -> (Status, Option<String>) {
+        match field {
+            ReasonField::Absent | ReasonField::NoArguments => (Status::Missing, None),
+            ReasonField::Text(text) if text.trim().is_empty() => {
+                (Status::Blank, Some(text.to_owned()))
+            }
+            ReasonField::Text(text) => (Status::Present, Some(text.to_owned())),
+            ReasonField::NotText => (Status::Invalid, None),
+            ReasonField::NotAnObject => (Status::Freeform, None),
+        }
+    }
+}
+
+/// What a call's arguments hold where the layer's `reason` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReasonField<'a> {
+    /// No arguments at all: `null`, absent, or an empty or all-whitespace string.
+    NoArguments,
+    /// Arguments that are not an object and hold no JSON object.
+    NotAnObject,
+    /// An object without `reason`.
+    Absent,
+    /// `reason` is this string.
+    Text(&'a str),
+    /// `reason` is there but is not a string.
+    NotText,
 }
 
 impl std::fmt::Display for Status {

@@ -5,12 +5,11 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
-use rayon::prelude::*;
-use reasons::formats::{read_log, Event, ReadOptions, ReadSummary};
+use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
 use reasons::record::CallRecord;
 
 use crate::input::Source;
@@ -27,8 +26,9 @@ pub struct ScanOptions {
     pub follow: bool,
 }
 
-/// Large reads: logs are big and mostly skipped.
-const READ_BUFFER: usize = 256 * 1024;
+/// Reads of 64 KiB: the block is still in cache when the prefilter searches it, and a buffer
+/// that size is not mapped and unmapped anew for every one of many small files.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// How often a followed file is looked at again once its end is reached.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
@@ -37,10 +37,12 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 ///
 /// `before_wait` runs before every read that may block (stdin, a followed file), so output is
 /// flushed while the tool waits for more input. Malformed lines are reported through `on_warning`
-/// (as `path:line: what`), or end the read when `strict`.
+/// (as `path:line: what`), or end the read when `strict`. A large file is read on several
+/// threads when `split` (see [`read_file`]); calls still come in file order.
 pub fn read_source(
     source: &Source,
     options: &ScanOptions,
+    split: bool,
     before_wait: &mut dyn FnMut() -> io::Result<()>,
     on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
     on_warning: &mut dyn FnMut(String),
@@ -72,6 +74,11 @@ pub fn read_source(
             if options.follow {
                 let input = BufReader::with_capacity(READ_BUFFER, Follow::new(file, before_wait));
                 read_log(&name, input, &options.read, &mut sink)
+            } else if split && file.metadata().is_ok_and(|metadata| metadata.is_file()) {
+                // Pieces are read through handles of their own. A FIFO (`<(cmd)`) cannot be
+                // opened again once its writer is gone: it is read through this one.
+                drop(file);
+                read_file(&name, path, &options.read, &mut sink)
             } else {
                 let input = BufReader::with_capacity(READ_BUFFER, file);
                 read_log(&name, input, &options.read, &mut sink)
@@ -129,6 +136,16 @@ impl Read for Follow<'_> {
     }
 }
 
+/// What reading one file in the background produced.
+pub struct FileResult<T> {
+    /// The command's own result for the file.
+    pub value: T,
+    /// Warnings about malformed lines, in line order.
+    pub warnings: Vec<String>,
+    /// What the reader counted, or why the file could not be read.
+    pub summary: anyhow::Result<ReadSummary>,
+}
+
 /// Reads every source in parallel, folding each one's calls with `fold` into a fresh `T`, and
 /// hands each file's result and summary to `emit` in the order of `sources`, as soon as it and
 /// all before it are done.
@@ -143,12 +160,15 @@ pub fn each_in_order<T: Send>(
     mut emit: impl FnMut(&Source, T, &ReadSummary) -> anyhow::Result<()>,
 ) -> anyhow::Result<bool> {
     let stop = AtomicBool::new(false);
+    // One file gets the threads to itself; many share them, one file each.
+    let split = sources.len() == 1;
     let work = |source: &Source| {
         let mut value = init();
         let mut warnings = Vec::new();
         let summary = read_source(
             source,
             options,
+            split,
             &mut || Ok(()),
             &mut |record| {
                 if stop.load(Ordering::Relaxed) {
@@ -159,17 +179,21 @@ pub fn each_in_order<T: Send>(
             },
             &mut |warning| warnings.push(warning),
         );
-        (value, warnings, summary)
+        FileResult {
+            value,
+            warnings,
+            summary,
+        }
     };
     let mut progress = Progress::new(sources.len());
     let mut all_read = true;
-    let mut hand_on = |source: &Source, (value, warnings, summary): (T, Vec<String>, _)| {
-        for warning in warnings {
+    let mut hand_on = |source: &Source, result: FileResult<T>| {
+        for warning in result.warnings {
             progress.message(&format!("reasons: {warning}"));
         }
         progress.file_done();
-        match summary {
-            Ok(summary) => emit(source, value, &summary),
+        match result.summary {
+            Ok(summary) => emit(source, result.value, &summary),
             Err(error) => {
                 progress.message(&format!("reasons: {error:#}"));
                 all_read = false;
@@ -183,23 +207,69 @@ pub fn each_in_order<T: Send>(
         }
         return Ok(all_read);
     }
-    let (sender, receiver) = mpsc::channel();
+    let finished = Mutex::new(Finished {
+        waiting: BTreeMap::new(),
+        taken_until: 0,
+        ready_until: 0,
+        reading: true,
+    });
+    let ready = Condvar::new();
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            sources
-                .par_iter()
-                .enumerate()
-                .for_each_with(sender, |sender, (index, source)| {
-                    if !stop.load(Ordering::Relaxed) {
-                        let _ = sender.send((index, work(source)));
-                    }
-                });
+            // Whatever way reading ends, the hand-on loop must hear of it.
+            let _ended = Ended(&finished, &ready);
+            // First in, first read: results come back nearly in order, so few wait to be
+            // handed on. (A parallel iterator splits the list in halves, and the second half's
+            // results would wait for all of the first's.)
+            rayon::scope_fifo(|tasks| {
+                for (index, source) in sources.iter().enumerate() {
+                    let (work, stop, finished, ready) = (&work, &stop, &finished, &ready);
+                    tasks.spawn_fifo(move |_| {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let result = work(source);
+                        let Ok(mut finished) = finished.lock() else {
+                            return;
+                        };
+                        finished.waiting.insert(index, result);
+                        while finished.waiting.contains_key(&finished.ready_until) {
+                            finished.ready_until += 1;
+                        }
+                        // Wake the hand-on loop for a batch, not for every file: on many small
+                        // files the wake-ups cost as much as the reading.
+                        let ready_files = finished.ready_until - finished.taken_until;
+                        if ready_files >= HAND_ON_BATCH || finished.ready_until == sources.len() {
+                            ready.notify_one();
+                        }
+                    });
+                }
+            });
         });
-        let mut finished = BTreeMap::new();
         let mut next = 0;
-        for (index, result) in receiver {
-            finished.insert(index, result);
-            while let Some(result) = finished.remove(&next) {
+        while next < sources.len() {
+            let batch: Vec<FileResult<T>> = {
+                let mut state = finished
+                    .lock()
+                    .map_err(|_| anyhow!("a reading thread failed"))?;
+                while state.reading
+                    && state.ready_until - state.taken_until < HAND_ON_BATCH
+                    && state.ready_until < sources.len()
+                {
+                    state = ready
+                        .wait(state)
+                        .map_err(|_| anyhow!("a reading thread failed"))?;
+                }
+                let until = state.ready_until;
+                if until == state.taken_until {
+                    return Err(anyhow!("a reading thread failed"));
+                }
+                state.taken_until = until;
+                (next..until)
+                    .filter_map(|index| state.waiting.remove(&index))
+                    .collect()
+            };
+            for result in batch {
                 if let Err(error) = hand_on(&sources[next], result) {
                     stop.store(true, Ordering::Relaxed);
                     return Err(error);
@@ -210,4 +280,30 @@ pub fn each_in_order<T: Send>(
         Ok(())
     })?;
     Ok(all_read)
+}
+
+/// Files read and not yet handed on, by their place in the input.
+struct Finished<T> {
+    waiting: BTreeMap<usize, FileResult<T>>,
+    /// Every file before this one has been taken to be handed on.
+    taken_until: usize,
+    /// Every file before this one is read.
+    ready_until: usize,
+    /// Whether files are still being read.
+    reading: bool,
+}
+
+/// How many files read in a row wake the loop that hands them on.
+const HAND_ON_BATCH: usize = 32;
+
+/// Tells the hand-on loop that reading has ended, when dropped.
+struct Ended<'a, T>(&'a Mutex<Finished<T>>, &'a Condvar);
+
+impl<T> Drop for Ended<'_, T> {
+    fn drop(&mut self) {
+        if let Ok(mut finished) = self.0.lock() {
+            finished.reading = false;
+        }
+        self.1.notify_one();
+    }
 }

@@ -40,16 +40,24 @@ impl GroupBy {
 
     /// The group a record falls in.
     pub fn key(self, record: &CallRecord) -> String {
+        self.key_of(record).into_owned()
+    }
+
+    /// The group a record falls in, borrowed from the record where it can be.
+    fn key_of(self, record: &CallRecord) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
         match self {
-            GroupBy::Tool => record.tool.clone(),
-            GroupBy::File => record.source.clone(),
-            GroupBy::Session => record.session.clone().unwrap_or_else(|| NONE.to_owned()),
-            GroupBy::Format => record.format.as_str().to_owned(),
-            GroupBy::Day => record
-                .timestamp
-                .as_deref()
-                .and_then(day_of)
-                .unwrap_or_else(|| NONE.to_owned()),
+            GroupBy::Tool => Cow::Borrowed(&record.tool),
+            GroupBy::File => Cow::Borrowed(&record.source),
+            GroupBy::Session => Cow::Borrowed(record.session.as_deref().unwrap_or(NONE)),
+            GroupBy::Format => Cow::Borrowed(record.format.as_str()),
+            GroupBy::Day => Cow::Owned(
+                record
+                    .timestamp
+                    .as_deref()
+                    .and_then(day_of)
+                    .unwrap_or_else(|| NONE.to_owned()),
+            ),
         }
     }
 }
@@ -133,6 +141,13 @@ pub struct Counts {
 impl Counts {
     /// Counts one call.
     pub fn add(&mut self, record: &CallRecord) {
+        self.count_call(record);
+        self.refresh();
+    }
+
+    /// Counts one call, leaving coverage and median to [`Counts::refresh`]: a median taken
+    /// after every call would cost more than reading the call.
+    fn count_call(&mut self, record: &CallRecord) {
         self.calls += 1;
         *self.count_mut(record.status) += 1;
         if record.status == Status::Present {
@@ -143,11 +158,16 @@ impl Counts {
                     .or_default() += 1;
             }
         }
-        self.refresh();
     }
 
     /// Adds another group's counts to these.
     pub fn merge(&mut self, other: &Counts) {
+        self.add_counts(other);
+        self.refresh();
+    }
+
+    /// Adds another group's counts, leaving coverage and median to [`Counts::refresh`].
+    fn add_counts(&mut self, other: &Counts) {
         self.calls += other.calls;
         for status in Status::ALL {
             *self.count_mut(status) += other.count(status);
@@ -155,7 +175,6 @@ impl Counts {
         for (length, count) in &other.reason_lengths {
             *self.reason_lengths.entry(*length).or_default() += count;
         }
-        self.refresh();
     }
 
     /// The number of calls with this status.
@@ -294,11 +313,25 @@ impl Tally {
 
     /// Counts one call.
     pub fn add(&mut self, record: &CallRecord) {
-        self.totals.add(record);
-        self.group_mut(self.by.key(record)).add(record);
+        self.totals.count_call(record);
+        let key = self.by.key_of(record);
+        let at = match self.index.get(key.as_ref()) {
+            Some(&at) => at,
+            None => {
+                let key = key.into_owned();
+                self.group_at(key)
+            }
+        };
+        self.groups[at].counts.count_call(record);
     }
 
     fn group_mut(&mut self, key: String) -> &mut Counts {
+        let at = self.group_at(key);
+        &mut self.groups[at].counts
+    }
+
+    /// Where the group of `key` is, made when it is new.
+    fn group_at(&mut self, key: String) -> usize {
         let next = self.groups.len();
         let at = *self.index.entry(key.clone()).or_insert(next);
         if at == next {
@@ -307,7 +340,7 @@ impl Tally {
                 counts: Counts::default(),
             });
         }
-        &mut self.groups[at].counts
+        at
     }
 
     /// Notes one file read, and the malformed lines skipped in it.
@@ -345,9 +378,10 @@ impl Tally {
     }
 
     fn absorb(&mut self, totals: Counts, groups: Vec<Group>, files: u64, malformed_lines: u64) {
-        self.totals.merge(&totals);
+        // Coverage and medians are taken once, by `report`.
+        self.totals.add_counts(&totals);
         for group in groups {
-            self.group_mut(group.key).merge(&group.counts);
+            self.group_mut(group.key).add_counts(&group.counts);
         }
         self.files += files;
         self.malformed_lines += malformed_lines;
@@ -356,7 +390,10 @@ impl Tally {
     /// The finished report. Tools, sessions and formats come busiest first, days in date order,
     /// files in the order they were given.
     pub fn report(self) -> Report {
+        let mut totals = self.totals;
+        totals.refresh();
         let mut groups = self.groups;
+        groups.iter_mut().for_each(|group| group.counts.refresh());
         match self.by {
             GroupBy::Tool | GroupBy::Session | GroupBy::Format => {
                 groups.sort_by(|a, b| b.counts.calls.cmp(&a.counts.calls).then(a.key.cmp(&b.key)))
@@ -365,7 +402,7 @@ impl Tally {
             GroupBy::File => {}
         }
         Report {
-            totals: self.totals,
+            totals,
             groups,
             by: self.by,
             files: self.files,

@@ -1,14 +1,14 @@
 //! `reasons check`: flag every call without a usable reason, one compiler-style line each.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{self, Write};
 
 use reasons::cli::CheckFormat;
 use reasons::record::{CallRecord, Status};
 
-use crate::commands::{report_problems, Reading};
+use crate::commands::{is_broken_pipe, report_problems, Reading};
 use crate::exit_codes::ExitCode;
-use crate::scan::each_in_order;
+use crate::scan::{each_in_order, read_source};
 
 pub struct Options {
     pub reading: Reading,
@@ -49,6 +49,44 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut failed = report_problems(&options.reading.problems);
     let allowed = |record: &CallRecord| options.allow.iter().any(|tool| tool.matches(&record.tool));
     let (mut calls, mut lacking, mut hints, mut files) = (0u64, 0u64, 0u64, 0u64);
+    if let ([source], None) = (&options.reading.sources[..], options.lint) {
+        // One log is checked as it is read: memory stays flat however much it flags.
+        let summary = read_source(
+            source,
+            &options.reading.scan,
+            true,
+            &mut || Ok(()),
+            &mut |record| {
+                calls += 1;
+                let Some(message) = missing_message(record.status).filter(|_| !allowed(&record))
+                else {
+                    return Ok(());
+                };
+                lacking += 1;
+                let finding = Finding {
+                    record,
+                    message: message.to_owned(),
+                    lint: false,
+                };
+                write_finding(out, options.format, &finding).map_err(|error| {
+                    // A closed pipe must stay an io::Error for main to see it.
+                    error
+                        .downcast::<io::Error>()
+                        .unwrap_or_else(io::Error::other)
+                })
+            },
+            &mut |warning| eprintln!("reasons: {warning}"),
+        );
+        match summary {
+            Ok(_) => files += 1,
+            Err(error) if is_broken_pipe(&error) => return Err(error),
+            Err(error) => {
+                eprintln!("reasons: {error:#}");
+                failed = true;
+            }
+        }
+        return finish(out, &options, failed, (calls, lacking, hints, files));
+    }
     let all_read = each_in_order(
         &options.reading.sources,
         &options.reading.scan,
@@ -86,7 +124,21 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(())
         },
     )?;
-    failed |= !all_read;
+    finish(
+        out,
+        &options,
+        failed || !all_read,
+        (calls, lacking, hints, files),
+    )
+}
+
+/// Says what was found; `counts` are calls, calls lacking a reason, lint hints and files read.
+fn finish(
+    out: &mut dyn Write,
+    options: &Options,
+    failed: bool,
+    (calls, lacking, hints, files): (u64, u64, u64, u64),
+) -> anyhow::Result<ExitCode> {
     out.flush()?;
     let mut summary = format!(
         "reasons: {lacking} of {calls} calls have no usable reason in {files} file{}",

@@ -56,6 +56,7 @@ pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         let summary = read_source(
             source,
             &reading.scan,
+            true,
             &mut || {
                 let (out, writer) = &mut *shared.borrow_mut();
                 writer.flush(*out)

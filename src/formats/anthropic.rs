@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
-
-use super::walk::{id_at, str_at, Call, Place, Visit, Walker};
+use super::json::{Json, Object};
+use super::walk::{id_at, str_at, str_is, Call, Place, Visit, Walker};
 use crate::formats::Format;
 
 /// A `tool_use` block whose input is still arriving in `input_json_delta` fragments.
@@ -14,8 +13,9 @@ use crate::formats::Format;
 struct Pending {
     id: Option<String>,
     name: String,
-    /// The block's `input` when it started: the whole input when no fragment follows.
-    input: Value,
+    /// The block's `input` when it started, as JSON text: the whole input when no fragment
+    /// follows.
+    input: String,
     json: String,
     place: Place,
 }
@@ -26,17 +26,29 @@ pub(crate) struct Assembly {
     pending: BTreeMap<u64, Pending>,
 }
 
-pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Walker) -> Visit {
-    match str_at(map, "type") {
+impl Assembly {
+    pub(crate) fn is_idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    pub(crate) fn places(&mut self) -> impl Iterator<Item = &mut Place> {
+        self.pending.values_mut().map(|pending| &mut pending.place)
+    }
+}
+
+pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
+    let kind = walk.kind();
+    match kind.as_deref() {
         Some("tool_use") => {
             let Some(name) = str_at(map, "name") else {
                 return Visit::Pass;
             };
+            let arguments = walk.arguments(map.get("input"));
             walk.call(Call {
                 format: Format::Anthropic,
                 call_id: id_at(map, "id"),
-                tool: name.to_owned(),
-                arguments: map.get("input").cloned().unwrap_or(Value::Null),
+                tool: name.into_owned(),
+                arguments,
                 freeform: false,
             });
             Visit::Skip
@@ -47,45 +59,45 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Wal
             Visit::Descend
         }
         Some("content_block_start") => {
-            let block = map.get("content_block").and_then(Value::as_object);
-            let Some(block) = block.filter(|block| str_at(block, "type") == Some("tool_use"))
-            else {
+            let block = map.get("content_block").and_then(Json::as_object);
+            let Some(block) = block.filter(|block| str_is(*block, "type", "tool_use")) else {
                 return Visit::Descend;
             };
             let Some(name) = str_at(block, "name") else {
                 return Visit::Skip;
             };
-            let index = map.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let index = map.get("index").and_then(Json::as_u64).unwrap_or(0);
             let pending = Pending {
                 id: id_at(block, "id"),
-                name: name.to_owned(),
-                input: block.get("input").cloned().unwrap_or(Value::Null),
+                name: name.into_owned(),
+                input: block
+                    .get("input")
+                    .map_or_else(|| "null".to_owned(), |input| input.to_value().to_string()),
                 json: String::new(),
                 place: walk.place(),
             };
-            if let Some(earlier) = walk.state.anthropic_stream.pending.insert(index, pending) {
+            if let Some(earlier) = walk.streams.anthropic.pending.insert(index, pending) {
                 finish(walk, earlier);
             }
             Visit::Skip
         }
         Some("content_block_delta") => {
-            let index = map.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let index = map.get("index").and_then(Json::as_u64).unwrap_or(0);
             let fragment = map
                 .get("delta")
-                .and_then(Value::as_object)
-                .filter(|delta| str_at(delta, "type") == Some("input_json_delta"))
+                .and_then(Json::as_object)
+                .filter(|delta| str_is(*delta, "type", "input_json_delta"))
                 .and_then(|delta| str_at(delta, "partial_json"));
-            if let (Some(fragment), Some(pending)) = (
-                fragment,
-                walk.state.anthropic_stream.pending.get_mut(&index),
-            ) {
-                pending.json.push_str(fragment);
+            if let (Some(fragment), Some(pending)) =
+                (fragment, walk.streams.anthropic.pending.get_mut(&index))
+            {
+                pending.json.push_str(&fragment);
             }
             Visit::Skip
         }
         Some("content_block_stop") => {
-            let index = map.get("index").and_then(Value::as_u64).unwrap_or(0);
-            if let Some(pending) = walk.state.anthropic_stream.pending.remove(&index) {
+            let index = map.get("index").and_then(Json::as_u64).unwrap_or(0);
+            if let Some(pending) = walk.streams.anthropic.pending.remove(&index) {
                 finish(walk, pending);
             }
             Visit::Skip
@@ -96,18 +108,18 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Wal
 
 /// Hands over every block still open: the stream ended (or a new message began) without a stop.
 pub(crate) fn flush(walk: &mut Walker) {
-    let pending = std::mem::take(&mut walk.state.anthropic_stream.pending);
+    let pending = std::mem::take(&mut walk.streams.anthropic.pending);
     for pending in pending.into_values() {
         finish(walk, pending);
     }
 }
 
 fn finish(walk: &mut Walker, pending: Pending) {
+    // A stream cut short leaves text that is not JSON: it is still the call's input.
     let arguments = if pending.json.trim().is_empty() {
-        pending.input
+        walk.json_text_arguments(&pending.input)
     } else {
-        // A stream cut short leaves text that is not JSON: it is still the call's input.
-        serde_json::from_str(&pending.json).unwrap_or(Value::String(pending.json))
+        walk.json_text_arguments(&pending.json)
     };
     walk.call_at(
         Call {
@@ -167,6 +179,27 @@ mod tests {
             expect(&[(3, "second", Missing), (2, "first", Present)])
         );
         assert_eq!(records(&text)[1].reason.as_deref(), Some("because"));
+    }
+
+    #[test]
+    fn a_new_message_hands_over_the_blocks_the_last_one_left_open() {
+        let start = |index: u32, name: &str| {
+            format!(
+                r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"tool_use","id":"{name}","name":"{name}","input":{{}}}}}}"#
+            )
+        };
+        let text = [
+            start(0, "a"),
+            start(1, "b"),
+            r#"{"type":"message_start","message":{"id":"m2","content":[]}}"#.to_owned(),
+            start(0, "c"),
+            r#"{"type":"content_block_stop","index":0}"#.to_owned(),
+        ]
+        .join("\n");
+        assert_eq!(
+            brief(&text),
+            expect(&[(1, "a", Missing), (2, "b", Missing), (4, "c", Missing)])
+        );
     }
 
     #[test]

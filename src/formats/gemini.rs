@@ -1,21 +1,21 @@
 //! Gemini `functionCall {name, args}` parts (API requests, responses and streams) and Gemini CLI
 //! `toolCalls[]` in its session records.
 
-use serde_json::{Map, Value};
-
+use super::json::{Json, Object};
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
 
-pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, walk: &mut Walker) -> Visit {
-    if let Some(Value::Object(function_call)) = map.get("functionCall") {
+pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
+    if let Some(function_call) = map.get("functionCall").and_then(Json::as_object) {
         let Some(name) = str_at(function_call, "name") else {
             return Visit::Pass;
         };
+        let arguments = walk.arguments(function_call.get("args"));
         walk.call(Call {
             format: Format::Gemini,
             call_id: id_at(function_call, "id"),
-            tool: name.to_owned(),
-            arguments: function_call.get("args").cloned().unwrap_or(Value::Null),
+            tool: name.into_owned(),
+            arguments,
             freeform: false,
         });
         return Visit::Skip;
@@ -28,11 +28,12 @@ pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, walk: &mut Walk
         let Some(name) = str_at(map, "name") else {
             return Visit::Pass;
         };
+        let arguments = walk.arguments(map.get("args"));
         walk.call(Call {
             format: Format::GeminiCli,
             call_id: id_at(map, "id"),
-            tool: name.to_owned(),
-            arguments: map.get("args").cloned().unwrap_or(Value::Null),
+            tool: name.into_owned(),
+            arguments,
             freeform: false,
         });
         return Visit::Skip;

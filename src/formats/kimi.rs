@@ -1,21 +1,21 @@
 //! Kimi CLI wire logs: `tool.call` events (`name`, `args`, `toolCallId`).
 
-use serde_json::{Map, Value};
-
+use super::json::Object;
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
 
-pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Walker) -> Visit {
-    match str_at(map, "type") {
+pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
+    match walk.kind().as_deref() {
         Some("tool.call") => {
             let Some(name) = str_at(map, "name") else {
                 return Visit::Pass;
             };
+            let arguments = walk.arguments(map.get("args"));
             walk.call(Call {
                 format: Format::Kimi,
                 call_id: id_at(map, "toolCallId").or_else(|| id_at(map, "id")),
-                tool: name.to_owned(),
-                arguments: map.get("args").cloned().unwrap_or(Value::Null),
+                tool: name.into_owned(),
+                arguments,
                 freeform: false,
             });
             Visit::Skip

@@ -13,8 +13,10 @@ use serde_json::Value;
 use crate::record::CallRecord;
 
 mod anthropic;
+mod arguments;
 mod catalogue;
 mod gemini;
+mod json;
 mod kimi;
 mod mcp;
 mod openai_chat;
@@ -24,6 +26,8 @@ mod prefilter;
 mod properties;
 mod read;
 mod responses;
+mod source;
+mod split;
 mod swe_agent;
 mod walk;
 
@@ -68,6 +72,8 @@ pub struct ReadSummary {
     pub format: Option<Format>,
 }
 
+pub use split::read_file;
+
 /// Reads one log and hands each event to `sink` as soon as the line holding it has been read.
 ///
 /// `source` is the path as given (`-` for stdin); it goes into every record. A JSONL log is
@@ -97,13 +103,20 @@ pub fn read_log<R: BufRead>(
     options: &ReadOptions,
     sink: &mut dyn FnMut(Event) -> std::io::Result<()>,
 ) -> std::io::Result<ReadSummary> {
-    read::Reader::new(source, options, sink).read(input)
+    let mut rules = source::Rules::new(source, options);
+    let offset = source::Offset::default();
+    let mut apply = |item| rules.apply(item, offset, sink);
+    let events = read::Reader::new(options, &mut apply).read(input)?;
+    Ok(rules.finish(events))
 }
 
 /// The format one event (a JSONL line, or a whole document) is in, decided from its content:
 /// its outer record when that says (a Claude Code or Codex line, a SWE-agent trajectory…), else
 /// the shape of the first call in it. `None` when it holds no call and says nothing.
 pub fn detect(event: &Value) -> Option<Format> {
+    let text = event.to_string();
+    let mut parser = json::Parser::default();
+    let event = parser.parse(&text).ok()?;
     walk::container_format(event).or_else(|| read::first_call_format(event))
 }
 

@@ -1,9 +1,8 @@
 //! OpenAI Chat Completions `tool_calls[].{id, function: {name, arguments}}`: in responses, in
 //! request histories, and in streamed chunks whose fragments are joined per index.
 
-use serde_json::{Map, Value};
-
-use super::walk::{id_at, str_at, Call, Place, Visit, Walker};
+use super::json::{Json, Object};
+use super::walk::{id_at, str_at, str_is, Call, Place, Visit, Walker};
 use crate::formats::Format;
 
 /// A streamed call still receiving fragments.
@@ -24,22 +23,33 @@ pub(crate) struct Assembly {
     pending: Vec<Pending>,
 }
 
-pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, walk: &mut Walker) -> Visit {
-    if str_at(map, "role") == Some("tool") {
+impl Assembly {
+    pub(crate) fn is_idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    pub(crate) fn places(&mut self) -> impl Iterator<Item = &mut Place> {
+        self.pending.iter_mut().map(|pending| &mut pending.place)
+    }
+}
+
+pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
+    if str_is(map, "role", "tool") {
         return Visit::Skip;
     }
     if key == Some("tool_calls") {
-        let function = map.get("function").and_then(Value::as_object);
+        let function = map.get("function").and_then(Json::as_object);
         let Some((function, name)) =
             function.and_then(|function| Some((function, str_at(function, "name")?)))
         else {
             return Visit::Pass;
         };
+        let arguments = walk.arguments(function.get("arguments"));
         walk.call(Call {
             format: Format::OpenaiChat,
             call_id: id_at(map, "id"),
-            tool: name.to_owned(),
-            arguments: function.get("arguments").cloned().unwrap_or(Value::Null),
+            tool: name.into_owned(),
+            arguments,
             freeform: false,
         });
         return Visit::Skip;
@@ -51,30 +61,37 @@ pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, walk: &mut Walk
     Visit::Pass
 }
 
-fn is_chunk(map: &Map<String, Value>) -> bool {
-    str_at(map, "object") == Some("chat.completion.chunk")
+fn is_chunk(map: Object<'_>) -> bool {
+    str_is(map, "object", "chat.completion.chunk")
         || map
             .get("choices")
-            .and_then(Value::as_array)
-            .is_some_and(|choices| choices.iter().any(|choice| choice.get("delta").is_some()))
+            .and_then(Json::as_array)
+            .is_some_and(|mut choices| {
+                choices.any(|choice| {
+                    choice
+                        .as_object()
+                        .is_some_and(|choice| choice.contains_key("delta"))
+                })
+            })
 }
 
-fn read_chunk(map: &Map<String, Value>, walk: &mut Walker) {
+fn read_chunk(map: Object<'_>, walk: &mut Walker) {
     let completion = id_at(map, "id");
-    let choices = map.get("choices").and_then(Value::as_array);
+    let choices = map.get("choices").and_then(Json::as_array);
     for (position, choice) in choices.into_iter().flatten().enumerate() {
         let Some(choice) = choice.as_object() else {
             continue;
         };
         let choice_index = choice
             .get("index")
-            .and_then(Value::as_u64)
+            .and_then(Json::as_u64)
             .unwrap_or(position as u64);
         let stream = (completion.clone(), choice_index);
         let fragments = choice
             .get("delta")
+            .and_then(Json::as_object)
             .and_then(|delta| delta.get("tool_calls"))
-            .and_then(Value::as_array);
+            .and_then(Json::as_array);
         for (position, fragment) in fragments.into_iter().flatten().enumerate() {
             if let Some(fragment) = fragment.as_object() {
                 add_fragment(walk, &stream, position as u64, fragment);
@@ -93,17 +110,17 @@ fn add_fragment(
     walk: &mut Walker,
     stream: &(Option<String>, u64),
     position: u64,
-    fragment: &Map<String, Value>,
+    fragment: Object<'_>,
 ) {
     let index = fragment
         .get("index")
-        .and_then(Value::as_u64)
+        .and_then(Json::as_u64)
         .unwrap_or(position);
     let id = id_at(fragment, "id");
-    let function = fragment.get("function").and_then(Value::as_object);
+    let function = fragment.get("function").and_then(Json::as_object);
     let name = function.and_then(|function| str_at(function, "name"));
     let arguments = function.and_then(|function| str_at(function, "arguments"));
-    let pending = &mut walk.state.chat_stream.pending;
+    let pending = &mut walk.streams.chat.pending;
     let open = pending
         .iter()
         .position(|pending| &pending.stream == stream && pending.index == index);
@@ -116,25 +133,25 @@ fn add_fragment(
         }
         open => open,
     };
-    let pending = &mut walk.state.chat_stream.pending;
+    let pending = &mut walk.streams.chat.pending;
     match open {
         Some(open) => {
             let call = &mut pending[open];
             if let Some(name) = name {
-                call.name.push_str(name);
+                call.name.push_str(&name);
             }
             if let Some(arguments) = arguments {
-                call.arguments.push_str(arguments);
+                call.arguments.push_str(&arguments);
             }
         }
         None => {
             let place = walk.place();
-            walk.state.chat_stream.pending.push(Pending {
+            walk.streams.chat.pending.push(Pending {
                 stream: stream.clone(),
                 index,
                 id,
-                name: name.unwrap_or_default().to_owned(),
-                arguments: arguments.unwrap_or_default().to_owned(),
+                name: name.unwrap_or_default().into_owned(),
+                arguments: arguments.unwrap_or_default().into_owned(),
                 place,
             });
         }
@@ -143,10 +160,10 @@ fn add_fragment(
 
 /// Hands over the streamed calls `which` selects, in the order they started.
 fn finish_stream(walk: &mut Walker, which: impl Fn(&Pending) -> bool) {
-    let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut walk.state.chat_stream.pending)
+    let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut walk.streams.chat.pending)
         .into_iter()
         .partition(|pending| which(pending));
-    walk.state.chat_stream.pending = open;
+    walk.streams.chat.pending = open;
     for pending in done {
         finish(walk, pending);
     }
@@ -156,12 +173,13 @@ fn finish(walk: &mut Walker, pending: Pending) {
     if pending.name.is_empty() {
         return;
     }
+    let arguments = walk.string_arguments(&pending.arguments);
     walk.call_at(
         Call {
             format: Format::OpenaiChat,
             call_id: pending.id,
             tool: pending.name,
-            arguments: Value::String(pending.arguments),
+            arguments,
             freeform: false,
         },
         pending.place,
@@ -218,6 +236,35 @@ mod tests {
         assert_eq!(
             brief(&text),
             expect(&[(1, "first", Present), (3, "second", Missing)])
+        );
+    }
+
+    #[test]
+    fn a_finish_chunk_without_fragments_ends_its_calls_before_the_next_stream() {
+        // Streams logged without completion ids share one key: only the finish tells them apart.
+        let chunk = |delta: &str, finish: &str| {
+            format!(r#"{{"choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#)
+        };
+        let call = |name: &str| {
+            format!(
+                r#"{{"tool_calls":[{{"index":0,"function":{{"name":"{name}","arguments":"{{}}"}}}}]}}"#
+            )
+        };
+        let text = [
+            chunk(&call("first"), "null"),
+            chunk("{}", r#""tool_calls""#),
+            chunk(&call("second"), "null"),
+            chunk(r#"{"content":""}"#, r#""stop""#),
+            chunk(&call("third"), "null"),
+        ]
+        .join("\n");
+        assert_eq!(
+            brief(&text),
+            expect(&[
+                (1, "first", Missing),
+                (3, "second", Missing),
+                (5, "third", Missing)
+            ])
         );
     }
 

@@ -1,13 +1,12 @@
 //! OpenHands event trajectories: an action with `tool_call_metadata` is a call; observations
 //! (which repeat the call's id) and the raw model response an action embeds are mirrors.
 
-use serde_json::{Map, Value};
-
+use super::json::{Json, Object};
 use super::walk::{str_at, Call, Visit, Walker};
 use crate::formats::Format;
 
-pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Walker) -> Visit {
-    if let Some(Value::Object(metadata)) = map.get("tool_call_metadata") {
+pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
+    if let Some(metadata) = map.get("tool_call_metadata").and_then(Json::as_object) {
         if !map.contains_key("action") {
             return Visit::Skip;
         }
@@ -18,32 +17,41 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Wal
         // The model's own arguments are where a reason would be; the action's `args` are
         // OpenHands' rewriting of them, used only when the response is not recorded.
         let arguments = call_id
+            .as_deref()
             .and_then(|id| model_arguments(metadata, id))
-            .or_else(|| map.get("args").cloned())
-            .unwrap_or(Value::Null);
+            .or_else(|| map.get("args"));
+        let arguments = walk.arguments(arguments);
         walk.call(Call {
             format: Format::Openhands,
-            call_id: call_id.map(str::to_owned),
-            tool: name.to_owned(),
+            call_id: call_id.map(|id| id.into_owned()),
+            tool: name.into_owned(),
             arguments,
             freeform: false,
         });
         return Visit::Skip;
     }
-    if map.get("observation").is_some_and(Value::is_string) {
+    if map.get("observation").is_some_and(Json::is_string) {
         return Visit::Skip;
     }
     Visit::Pass
 }
 
-fn model_arguments(metadata: &Map<String, Value>, id: &str) -> Option<Value> {
-    let choices = metadata.get("model_response")?.get("choices")?.as_array()?;
+fn model_arguments<'p>(metadata: Object<'p>, id: &str) -> Option<Json<'p>> {
+    let response = metadata.get("model_response")?.as_object()?;
+    let choices = response.get("choices")?.as_array()?;
     choices
-        .iter()
-        .filter_map(|choice| choice.get("message")?.get("tool_calls")?.as_array())
+        .filter_map(|choice| {
+            let message = choice.as_object()?.get("message")?.as_object()?;
+            message.get("tool_calls")?.as_array()
+        })
         .flatten()
-        .find(|call| call.get("id").and_then(Value::as_str) == Some(id))
-        .and_then(|call| call.get("function")?.get("arguments").cloned())
+        .filter_map(Json::as_object)
+        .find(|call| {
+            call.get("id")
+                .and_then(Json::as_text)
+                .is_some_and(|found| found.is(id))
+        })
+        .and_then(|call| call.get("function")?.as_object()?.get("arguments"))
 }
 
 #[cfg(test)]

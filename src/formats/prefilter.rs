@@ -6,17 +6,21 @@
 //! never matches, and whitespace around colons does not touch the token itself. The one way a
 //! writer could spell a token differently is an escape inside it: `\/` is (PHP writes it), so
 //! `tools\/call` is a token too; no writer escapes letters or `_`.
+//!
+//! Lines that only continue or end a streamed call (Anthropic `content_block_delta` and
+//! `content_block_stop`, a new `message_start`, an OpenAI chunk's `finish_reason`) change
+//! nothing while no streamed call is open, so their tokens are searched for only while one is.
+//!
+//! Each search is a pass over every byte, so tokens that share a piece share one search: in a
+//! log of any format, three passes find every token (`"tool`, `all"`, `"session_meta"`).
+
+use std::sync::OnceLock;
 
 use memchr::memmem::Finder;
 
 use crate::formats::Format;
 
 const ANTHROPIC: &[&str] = &["\"tool_use\""];
-const ANTHROPIC_STREAM: &[&str] = &[
-    "\"content_block_start\"",
-    "\"content_block_delta\"",
-    "\"content_block_stop\"",
-];
 const CHAT: &[&str] = &["\"tool_calls\""];
 const RESPONSES: &[&str] = &[
     "\"function_call\"",
@@ -32,13 +36,21 @@ const GEMINI_CLI: &[&str] = &["\"toolCalls\""];
 const MCP: &[&str] = &["\"tools/call\"", "\"tools\\/call\""];
 const OPENHANDS: &[&str] = &["\"tool_call_metadata\""];
 const KIMI: &[&str] = &["\"tool.call\""];
+/// What continues or ends a streamed call, whatever the format: fragments only ever join a call
+/// a parsed line opened.
+const STREAMS: &[&str] = &[
+    "\"content_block_delta\"",
+    "\"content_block_stop\"",
+    "\"message_start\"",
+    "\"finish_reason\"",
+];
 
 /// The tokens one format's lines need; `None` (format not forced) needs all of them, because a
 /// stream that mixes shapes must still yield every call.
 fn tokens(format: Option<Format>) -> Vec<&'static str> {
     let groups: &[&[&str]] = match format {
         Some(Format::ClaudeCode) => &[ANTHROPIC],
-        Some(Format::Anthropic) => &[ANTHROPIC, ANTHROPIC_STREAM, CATALOGUE],
+        Some(Format::Anthropic) => &[ANTHROPIC, CATALOGUE],
         Some(Format::Codex) => &[RESPONSES, CODEX_SESSION],
         Some(Format::OpenaiResponses) => &[RESPONSES, CATALOGUE],
         Some(Format::OpenaiChat | Format::SweAgent) => &[CHAT, CATALOGUE],
@@ -49,7 +61,6 @@ fn tokens(format: Option<Format>) -> Vec<&'static str> {
         Some(Format::Kimi) => &[KIMI],
         None => &[
             ANTHROPIC,
-            ANTHROPIC_STREAM,
             CHAT,
             RESPONSES,
             CATALOGUE,
@@ -67,12 +78,17 @@ fn tokens(format: Option<Format>) -> Vec<&'static str> {
         .collect()
 }
 
-/// Anchors several tokens share: one search finds them all, then the token is checked.
-const SHARED_ANCHORS: [&str; 3] = ["\"tool", "_call\"", "\"content_block_"];
+/// Pieces several tokens share: one search finds them all, then the token is checked.
+const SHARED_ANCHORS: [&str; 3] = ["\"tool", "all\"", "\"content_block_"];
 
 /// Finds where lines that may hold a call are, by a search for its format's tokens.
 pub(crate) struct Prefilter {
-    groups: Vec<Group>,
+    /// Searched in every line.
+    always: Vec<Group>,
+    /// Searched only while a streamed call is open.
+    streams: Vec<Group>,
+    /// The length of the longest token.
+    longest: usize,
 }
 
 /// One search for an anchor, and the tokens it stands for.
@@ -82,41 +98,70 @@ struct Group {
     tokens: Vec<(&'static [u8], usize)>,
 }
 
+/// One search per anchor: a token searches for the first shared anchor it contains that
+/// another of `tokens` contains too, else for itself.
+fn groups(tokens: &[&'static str]) -> Vec<Group> {
+    let anchor_of = |token: &'static str| {
+        let shared = SHARED_ANCHORS.iter().find(|anchor| {
+            token.contains(**anchor)
+                && tokens
+                    .iter()
+                    .filter(|other| other.contains(**anchor))
+                    .count()
+                    > 1
+        });
+        shared.copied().unwrap_or(token)
+    };
+    let mut groups: Vec<Group> = Vec::new();
+    for &token in tokens {
+        let anchor = anchor_of(token);
+        let offset = token.find(anchor).unwrap_or_default();
+        let entry = (token.as_bytes(), offset);
+        match groups
+            .iter_mut()
+            .find(|group| group.finder.needle() == anchor.as_bytes())
+        {
+            Some(group) => group.tokens.push(entry),
+            None => groups.push(Group {
+                finder: Finder::new(anchor).into_owned(),
+                tokens: vec![entry],
+            }),
+        }
+    }
+    groups
+}
+
 impl Prefilter {
     pub(crate) fn new(format: Option<Format>) -> Prefilter {
-        let tokens = tokens(format);
-        let anchor_of = |token: &'static str| {
-            let shared = SHARED_ANCHORS.iter().find(|anchor| {
-                token.contains(**anchor)
-                    && tokens
-                        .iter()
-                        .filter(|other| other.contains(**anchor))
-                        .count()
-                        > 1
-            });
-            shared.copied().unwrap_or(token)
-        };
-        let mut groups: Vec<Group> = Vec::new();
-        for &token in &tokens {
-            let anchor = anchor_of(token);
-            let offset = token.find(anchor).unwrap_or_default();
-            let entry = (token.as_bytes(), offset);
-            match groups
-                .iter_mut()
-                .find(|group| group.finder.needle() == anchor.as_bytes())
-            {
-                Some(group) => group.tokens.push(entry),
-                None => groups.push(Group {
-                    finder: Finder::new(anchor).into_owned(),
-                    tokens: vec![entry],
-                }),
-            }
+        let always = tokens(format);
+        let longest = always.iter().chain(STREAMS).map(|token| token.len()).max();
+        Prefilter {
+            always: groups(&always),
+            streams: groups(STREAMS),
+            longest: longest.unwrap_or_default(),
         }
-        Prefilter { groups }
     }
 
-    pub(crate) fn may_hold_call(&self, line: &[u8]) -> bool {
-        Hits::new(self, line).next(0).is_some()
+    /// The prefilter for `format`, made once: readers of many small files each need one.
+    pub(crate) fn of(format: Option<Format>) -> &'static Prefilter {
+        static MADE: [OnceLock<Prefilter>; Format::ALL.len() + 1] =
+            [const { OnceLock::new() }; Format::ALL.len() + 1];
+        let index = format
+            .and_then(|format| Format::ALL.iter().position(|each| *each == format))
+            .unwrap_or(Format::ALL.len());
+        MADE[index].get_or_init(|| Prefilter::new(format))
+    }
+
+    /// Whether a line may hold a call; `streams_open` when a streamed call waits for more.
+    pub(crate) fn may_hold_call(&self, line: &[u8], streams_open: bool) -> bool {
+        Hits::new(self, line).next(0, streams_open).is_some()
+    }
+
+    fn group(&self, index: usize) -> &Group {
+        match index.checked_sub(self.always.len()) {
+            None => &self.always[index],
+            Some(stream) => &self.streams[stream],
+        }
     }
 }
 
@@ -124,44 +169,72 @@ impl Prefilter {
 pub(crate) struct Hits<'p, 'b> {
     prefilter: &'p Prefilter,
     block: &'b [u8],
-    /// Per group, the next token found at or after where the last search started; `None` once
-    /// the group has no more. Kept so that a group is never searched twice over the same bytes.
-    next: Vec<Option<usize>>,
-    searched_from: Vec<usize>,
+    /// Per group (the prefilter's `always`, then its `streams`): a token start found and not
+    /// yet passed, and how far the group is searched (no other token of it starts between the
+    /// place asked about and there). Kept so that a group never searches the same bytes twice.
+    found: Vec<Option<usize>>,
+    searched_to: Vec<usize>,
 }
 
 impl<'p, 'b> Hits<'p, 'b> {
     pub(crate) fn new(prefilter: &'p Prefilter, block: &'b [u8]) -> Hits<'p, 'b> {
-        let groups = prefilter.groups.len();
+        let groups = prefilter.always.len() + prefilter.streams.len();
         Hits {
             prefilter,
             block,
-            next: vec![Some(0); groups],
-            searched_from: vec![usize::MAX; groups],
+            found: vec![None; groups],
+            searched_to: vec![0; groups],
         }
     }
 
-    /// The first place at or after `from` where a token starts.
-    pub(crate) fn next(&mut self, from: usize) -> Option<usize> {
+    /// The first place at or after `from` where a token starts; stream tokens count only when
+    /// `streams_open`. A group is searched no further than the nearest token another group
+    /// found: past it, the line is parsed anyway and the next question starts after it. So on
+    /// logs where every line holds a token, most bytes are searched by no group at all.
+    pub(crate) fn next(&mut self, from: usize, streams_open: bool) -> Option<usize> {
         let block = self.block;
-        for (group, Group { finder, tokens }) in self.prefilter.groups.iter().enumerate() {
-            let stale = self.searched_from[group] == usize::MAX
-                || self.next[group].is_some_and(|hit| hit < from);
-            if !stale {
+        let groups = if streams_open {
+            self.found.len()
+        } else {
+            self.prefilter.always.len()
+        };
+        let mut nearest: Option<usize> = None;
+        for group in 0..groups {
+            if let Some(hit) = self.found[group] {
+                if hit >= from {
+                    nearest = Some(nearest.map_or(hit, |nearest| nearest.min(hit)));
+                    continue;
+                }
+                self.found[group] = None;
+            }
+            let start = from.max(self.searched_to[group]);
+            let limit = nearest.unwrap_or(block.len()).min(block.len());
+            if start >= limit {
                 continue;
             }
-            self.searched_from[group] = from;
-            self.next[group] = finder
-                .find_iter(&block[from.min(block.len())..])
-                .map(|at| from + at)
+            // A token that starts before `limit` may end after it.
+            let window = &block[start..(limit + self.prefilter.longest).min(block.len())];
+            let Group { finder, tokens } = self.prefilter.group(group);
+            let hit = finder
+                .find_iter(window)
+                .map(|at| start + at)
                 .find_map(|at| {
                     tokens.iter().find_map(|&(token, offset)| {
-                        let start = at.checked_sub(offset)?;
-                        (start >= from && block[start..].starts_with(token)).then_some(start)
+                        let token_start = at.checked_sub(offset)?;
+                        (token_start >= start && block[token_start..].starts_with(token))
+                            .then_some(token_start)
                     })
                 });
+            match hit {
+                Some(hit) => {
+                    self.found[group] = Some(hit);
+                    self.searched_to[group] = hit;
+                    nearest = Some(nearest.map_or(hit, |nearest| nearest.min(hit)));
+                }
+                None => self.searched_to[group] = limit,
+            }
         }
-        self.next.iter().flatten().copied().min()
+        nearest
     }
 }
 
@@ -172,21 +245,24 @@ mod tests {
     #[test]
     fn prefilter_passes_a_token_with_whitespace_after_the_colon() {
         let filter = Prefilter::new(Some(Format::ClaudeCode));
-        assert!(filter.may_hold_call(br#"{"content": [{"type":   "tool_use", "id": "t"}]}"#));
+        assert!(filter.may_hold_call(
+            br#"{"content": [{"type":   "tool_use", "id": "t"}]}"#,
+            false
+        ));
     }
 
     #[test]
     fn prefilter_skips_a_token_inside_a_string() {
         let filter = Prefilter::new(None);
         let line = br#"{"type":"user","content":"the log said {\"type\":\"tool_use\"}"}"#;
-        assert!(!filter.may_hold_call(line));
+        assert!(!filter.may_hold_call(line, false));
     }
 
     #[test]
     fn prefilter_skips_a_result_line_that_only_names_a_tool_use_id() {
         let filter = Prefilter::new(None);
         let line = br#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x"}]},"toolUseResult":"ok"}"#;
-        assert!(!filter.may_hold_call(line));
+        assert!(!filter.may_hold_call(line, false));
     }
 
     #[test]
@@ -195,11 +271,11 @@ mod tests {
         let block =
             b"{\"type\":\"function_call\"}\n{\"a\":\"tool_use_id\"}\n{\"type\":\"tool_use\"}\n";
         let mut hits = Hits::new(&filter, block);
-        let first = hits.next(0).expect("function_call");
+        let first = hits.next(0, false).expect("function_call");
         assert_eq!(&block[first..first + 15], b"\"function_call\"");
-        let second = hits.next(first + 1).expect("tool_use");
+        let second = hits.next(first + 1, false).expect("tool_use");
         assert_eq!(&block[second..second + 10], b"\"tool_use\"");
-        assert_eq!(hits.next(second + 1), None);
+        assert_eq!(hits.next(second + 1, false), None);
     }
 
     #[test]
@@ -210,6 +286,8 @@ mod tests {
             br#"{"tool_calls":[]}"#,
             br#"{"type":"function_call"}"#,
             br#"{"type":"custom_tool_call"}"#,
+            br#"{"type":"local_shell_call"}"#,
+            br#"{"type":"web_search_call"}"#,
             br#"{"functionCall":{}}"#,
             br#"{"toolCalls":[]}"#,
             br#"{"method":"tools/call"}"#,
@@ -217,13 +295,97 @@ mod tests {
             br#"{"type":"tool.call"}"#,
             br#"{"tools":[]}"#,
             br#"{"type":"session_meta"}"#,
-            br#"{"type":"content_block_delta"}"#,
+            br#"{"tool_call_metadata":{}}"#,
         ] {
             assert!(
-                filter.may_hold_call(line),
+                filter.may_hold_call(line, false),
                 "{}",
                 String::from_utf8_lossy(line)
             );
         }
+    }
+
+    #[test]
+    fn any_format_needs_three_searches_and_one_format_fewer() {
+        assert_eq!(Prefilter::new(None).always.len(), 3);
+        assert_eq!(Prefilter::new(Some(Format::ClaudeCode)).always.len(), 1);
+        assert_eq!(
+            Prefilter::new(Some(Format::OpenaiResponses)).always.len(),
+            2
+        );
+    }
+
+    #[test]
+    fn lines_that_continue_a_stream_pass_only_while_one_is_open() {
+        for format in [None, Some(Format::Anthropic), Some(Format::OpenaiChat)] {
+            let filter = Prefilter::new(format);
+            for line in [
+                &br#"{"type":"content_block_delta","index":0,"delta":{}}"#[..],
+                br#"{"type":"content_block_stop","index":0}"#,
+                br#"{"type":"message_start","message":{}}"#,
+                br#"{"id":"c","choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+            ] {
+                assert!(!filter.may_hold_call(line, false));
+                assert!(filter.may_hold_call(line, true));
+            }
+        }
+    }
+
+    /// Hits against the plain answer: the first start of any token at or after each place.
+    #[test]
+    fn hits_are_the_first_token_start_at_or_after_each_place() {
+        let prefilter = Prefilter::new(None);
+        let pieces = [
+            &b"\"tool_use\""[..],
+            b"\"tool_use_id\"",
+            b"\"function_call\"",
+            b"\"functionCall\"",
+            b"\"session_meta\"",
+            b"\"tools\"",
+            b"\"toolCalls\"",
+            b"\"web_search_call\"",
+            b"\"call\"",
+            b"\"tool",
+            b"all\"",
+            b"xx",
+            b"\n",
+            b"{",
+        ];
+        let tokens = tokens(None);
+        let mut seed = 7u64;
+        for _ in 0..300 {
+            let mut block = Vec::new();
+            for _ in 0..40 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                block.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            let plain = |from: usize| {
+                (from..block.len()).find(|&at| {
+                    tokens
+                        .iter()
+                        .any(|token| block[at..].starts_with(token.as_bytes()))
+                })
+            };
+            let mut hits = Hits::new(&prefilter, &block);
+            let mut from = 0;
+            while from <= block.len() {
+                let expected = plain(from);
+                assert_eq!(hits.next(from, false), expected, "from {from}");
+                // Like the reader: jump past a line with a token, else step on.
+                from = expected.map_or(from + 7, |hit| hit + 3);
+            }
+        }
+    }
+
+    #[test]
+    fn stream_tokens_found_while_open_are_found_again_after_a_pause() {
+        let filter = Prefilter::new(None);
+        let block = b"{\"finish_reason\":0}\n{\"finish_reason\":1}\n{\"finish_reason\":2}\n";
+        let mut hits = Hits::new(&filter, block);
+        assert_eq!(hits.next(0, true), Some(1));
+        assert_eq!(hits.next(20, false), None);
+        assert_eq!(hits.next(40, true), Some(41));
     }
 }

@@ -1,56 +1,92 @@
-//! The reading loop: JSONL or single document, malformed lines, and the rules that need the
-//! whole source (catalogues, repeated calls, statuses).
+//! The reading loop: JSONL or single document, the prefilter, malformed lines, and the walk over
+//! each event that may hold a call. What it finds goes on as [`Item`]s to the rules of the
+//! source (`source.rs`), which need the whole source in order.
 
-use std::collections::hash_map::{DefaultHasher, Entry};
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::io::{self, BufRead};
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
+use super::json::{Json, Parser};
 use super::prefilter::{Hits, Prefilter};
-use super::walk::{container_format, Found, Lines, SourceState, Walker};
-use super::{anthropic, openai_chat, Event, Format, ReadOptions, ReadSummary};
-use crate::envelope::{decode_arguments, Arguments};
-use crate::record::{CallRecord, Status};
+use super::walk::{container_format, Lines, Scratch, Streams, Walked, Walker};
+use super::{anthropic, openai_chat, Format, ReadOptions};
 
 /// A line gathered across reads keeps its buffer up to this size; a longer one lets it go.
 const KEPT_BUFFER: usize = 1 << 20;
 
+/// What reading hands to the rules of the source, in the order of the source.
+#[derive(Debug)]
+pub(crate) enum Item {
+    /// What one event found (nothing is handed over for an event that found nothing).
+    Event {
+        walked: Walked,
+        /// The format the event's outer record says it is in.
+        container: Option<Format>,
+        /// The event's number (calls assembled from a stream carry the one they started in).
+        event: u64,
+        /// Whether a stream is open after the event: a call it ends later counts as found here.
+        streams_open: bool,
+    },
+    /// A line that is not JSON, not UTF-8, or cut short.
+    Malformed { line: u64, message: String },
+}
+
 pub(crate) struct Reader<'a> {
-    source: &'a str,
     options: &'a ReadOptions,
-    sink: &'a mut dyn FnMut(Event) -> io::Result<()>,
-    state: SourceState,
-    /// Hash of (call id, tool, arguments) → the event that first recorded the call.
-    seen: HashMap<u64, u64>,
-    summary: ReadSummary,
+    out: &'a mut dyn FnMut(Item) -> io::Result<()>,
+    streams: Streams,
+    /// Parses each line; taken out of the reader while a line's tree is in use.
+    parser: Parser,
+    scratch: Scratch,
+    /// Events parsed so far: JSONL lines, or top-level values of a document.
+    events: u64,
 }
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(
-        source: &'a str,
         options: &'a ReadOptions,
-        sink: &'a mut dyn FnMut(Event) -> io::Result<()>,
+        out: &'a mut dyn FnMut(Item) -> io::Result<()>,
     ) -> Reader<'a> {
         Reader {
-            source,
             options,
-            sink,
-            state: SourceState::default(),
-            seen: HashMap::new(),
-            summary: ReadSummary::default(),
+            out,
+            streams: Streams::default(),
+            parser: Parser::default(),
+            scratch: Scratch::default(),
+            events: 0,
         }
     }
 
-    pub(crate) fn read<R: BufRead>(mut self, mut input: R) -> io::Result<ReadSummary> {
+    /// A reader that goes on from where another stopped, with the streams it left open.
+    pub(crate) fn continuing(
+        options: &'a ReadOptions,
+        out: &'a mut dyn FnMut(Item) -> io::Result<()>,
+        streams: Streams,
+        events: u64,
+    ) -> Reader<'a> {
+        Reader {
+            streams,
+            events,
+            ..Reader::new(options, out)
+        }
+    }
+
+    /// Reads a whole source; returns the number of events parsed.
+    pub(crate) fn read<R: BufRead>(mut self, input: R) -> io::Result<u64> {
+        self.read_start(input)?;
+        self.finish()
+    }
+
+    /// Reads the start of a source (or all of it) as `read` does, without handing over the
+    /// streams left open at its end; returns the number of lines read.
+    pub(crate) fn read_start<R: BufRead>(&mut self, mut input: R) -> io::Result<u64> {
         let mut buffer = Vec::new();
         let mut line = 0u64;
         loop {
             buffer.clear();
             if input.read_until(b'\n', &mut buffer)? == 0 {
-                return self.finish();
+                return Ok(line);
             }
             line += 1;
             if line == 1 && buffer.starts_with(b"\xEF\xBB\xBF") {
@@ -63,25 +99,36 @@ impl<'a> Reader<'a> {
         if starts_document(&buffer) {
             input.read_to_end(&mut buffer)?;
             self.document(&buffer, line)?;
-            return self.finish();
+            let newlines = memchr::memchr_iter(b'\n', &buffer).count() as u64;
+            return Ok(line - 1 + newlines + u64::from(!buffer.ends_with(b"\n")));
         }
-        let prefilter = Prefilter::new(self.options.format);
-        self.jsonl_line(line, &buffer, &prefilter)?;
-        self.jsonl(input, line + 1, &prefilter)?;
-        self.finish()
+        let prefilter = Prefilter::of(self.options.format);
+        self.jsonl_line(line, &buffer, prefilter)?;
+        Ok(self.jsonl(input, line + 1, prefilter)? - 1)
+    }
+
+    /// Reads JSONL lines that go on a source (numbered from 1); returns how many it read.
+    pub(crate) fn read_more<R: BufRead>(&mut self, input: R, first_line: u64) -> io::Result<u64> {
+        let prefilter = Prefilter::of(self.options.format);
+        Ok(self.jsonl(input, first_line, prefilter)? - first_line)
+    }
+
+    /// The streams still open, and the events parsed.
+    pub(crate) fn into_state(self) -> (Streams, u64) {
+        (self.streams, self.events)
     }
 
     /// Reads JSONL from the line numbered `line` on, straight from the input's buffer: the
     /// prefilter searches each buffered block of whole lines at once and only lines where a
     /// token starts are cut out and parsed. A line that runs past the buffer is gathered in
     /// `partial` first. Every whole line in a block is dealt with before the next read, so a
-    /// live stream stays live.
+    /// live stream stays live. Returns the number of the line after the last.
     fn jsonl<R: BufRead>(
         &mut self,
         mut input: R,
         mut line: u64,
         prefilter: &Prefilter,
-    ) -> io::Result<()> {
+    ) -> io::Result<u64> {
         let mut partial = Vec::new();
         loop {
             let available = match input.fill_buf() {
@@ -93,8 +140,9 @@ impl<'a> Reader<'a> {
             if length == 0 {
                 if !partial.is_empty() {
                     self.jsonl_line(line, &partial, prefilter)?;
+                    line += 1;
                 }
-                return Ok(());
+                return Ok(line);
             }
             if !partial.is_empty() {
                 let Some(end) = memchr::memchr(b'\n', available) else {
@@ -132,7 +180,7 @@ impl<'a> Reader<'a> {
     ) -> io::Result<u64> {
         let mut hits = Hits::new(prefilter, block);
         let mut at = 0;
-        while let Some(hit) = hits.next(at) {
+        while let Some(hit) = hits.next(at, !self.streams.is_idle()) {
             let start = memchr::memrchr(b'\n', &block[at..hit]).map_or(at, |end| at + end + 1);
             let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |end| hit + end + 1);
             line = self.skipped_lines(line, &block[at..start])?;
@@ -173,7 +221,7 @@ impl<'a> Reader<'a> {
         if text.is_empty() {
             return Ok(());
         }
-        if !prefilter.may_hold_call(text) {
+        if !prefilter.may_hold_call(text, !self.streams.is_idle()) {
             return self.check_skipped(line, text, !bytes.ends_with(b"\n"));
         }
         self.parse_line(line, bytes)
@@ -183,6 +231,22 @@ impl<'a> Reader<'a> {
     fn parse_line(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
         let cut_short = !bytes.ends_with(b"\n");
         let text = trim(bytes);
+        let mut parser = std::mem::take(&mut self.parser);
+        // A SIMD check says only whether the line is UTF-8; the reference says where it is not.
+        let parsed = simdutf8::basic::from_utf8(text)
+            .ok()
+            .and_then(|text| parser.parse(text).ok());
+        let result = match parsed {
+            Some(json) => self.event(json, &Lines::Fixed(line), &mut 0),
+            None => self.reference_line(line, text, cut_short),
+        };
+        self.parser = parser;
+        result
+    }
+
+    /// A line the tree does not read: serde_json has the last word on what is not JSON (or
+    /// not UTF-8), and says why.
+    fn reference_line(&mut self, line: u64, text: &[u8], cut_short: bool) -> io::Result<()> {
         let text = match std::str::from_utf8(text) {
             Ok(text) => text,
             Err(error) => {
@@ -191,7 +255,7 @@ impl<'a> Reader<'a> {
             }
         };
         match serde_json::from_str::<Value>(text) {
-            Ok(value) => self.event(&value, &Lines::Fixed(line), &mut 0),
+            Ok(value) => self.reference_event(&value, &Lines::Fixed(line), &mut 0),
             Err(error) if error.is_eof() && cut_short => self.malformed(line, cut(true)),
             Err(error) => self.malformed(line, format!("invalid JSON: {error}")),
         }
@@ -211,9 +275,63 @@ impl<'a> Reader<'a> {
         };
         let lines = Lines::of_document(bytes, before);
         let mut ordinal = 0;
-        for value in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        let mut parser = std::mem::take(&mut self.parser);
+        let mut at = 0;
+        let mut values = 0;
+        let result = loop {
+            while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
+                at += 1;
+            }
+            let Some(&first) = bytes.get(at) else {
+                break Ok(());
+            };
+            match parser.parse_next(text, &mut at) {
+                // serde_json wants a value that does not close itself (a number, a literal)
+                // followed by whitespace or a bracket, a quote, a comma or a colon.
+                Ok(json)
+                    if matches!(first, b'{' | b'[' | b'"')
+                        || matches!(
+                            bytes.get(at),
+                            None | Some(
+                                b' ' | b'\n'
+                                    | b'\t'
+                                    | b'\r'
+                                    | b'"'
+                                    | b'['
+                                    | b']'
+                                    | b'{'
+                                    | b'}'
+                                    | b','
+                                    | b':'
+                            )
+                        ) =>
+                {
+                    if let Err(error) = self.event(json, &lines, &mut ordinal) {
+                        break Err(error);
+                    }
+                    values += 1;
+                }
+                _ => break self.reference_document(text, values, &lines, &mut ordinal, before),
+            }
+        };
+        self.parser = parser;
+        result
+    }
+
+    /// Reads a document from its value numbered `from` on with serde_json, which has the last
+    /// word on where its JSON goes wrong.
+    fn reference_document(
+        &mut self,
+        text: &str,
+        from: usize,
+        lines: &Lines,
+        ordinal: &mut usize,
+        before: u64,
+    ) -> io::Result<()> {
+        let values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+        for value in values.skip(from) {
             match value {
-                Ok(value) => self.event(&value, &lines, &mut ordinal)?,
+                Ok(value) => self.reference_event(&value, lines, ordinal)?,
                 Err(error) => {
                     // Past a syntax error there is no telling where the next value starts.
                     let line = before + error.line() as u64;
@@ -224,86 +342,73 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn event(&mut self, value: &Value, lines: &Lines, ordinal: &mut usize) -> io::Result<()> {
-        self.summary.events += 1;
+    /// An event serde_json read where the tree did not: the tree reads its serialisation.
+    fn reference_event(
+        &mut self,
+        value: &Value,
+        lines: &Lines,
+        ordinal: &mut usize,
+    ) -> io::Result<()> {
+        let text = value.to_string();
+        let mut parser = Parser::default();
+        match parser.parse(&text) {
+            Ok(json) => self.event(json, lines, ordinal),
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn event(&mut self, value: Json<'_>, lines: &Lines, ordinal: &mut usize) -> io::Result<()> {
+        self.events += 1;
         let container = container_format(value);
-        let mut walker = Walker::new(&mut self.state, lines, *ordinal, self.summary.events);
+        let mut walker = Walker::new(
+            &mut self.streams,
+            lines,
+            &mut self.scratch,
+            self.options.keep_arguments,
+            *ordinal,
+            self.events,
+        );
         walker.walk(value, None);
         *ordinal = walker.next_ordinal();
-        let (found, catalogue) = walker.into_found();
-        // A request body lists its tools after the messages that call them: the event's
-        // catalogue applies to the whole event.
-        let mut listing: HashMap<String, bool> = HashMap::new();
-        for (name, declares_own) in catalogue {
-            // When in doubt, do not strip: one declaration of a name with its own reason is
-            // enough for the name to be declared.
-            *listing.entry(name).or_default() |= declares_own;
+        let walked = walker.into_walked();
+        if walked.is_empty() {
+            return Ok(());
         }
-        self.state.declared.extend(listing);
-        found
-            .into_iter()
-            .try_for_each(|found| self.emit(found, container))
+        (self.out)(Item::Event {
+            walked,
+            container,
+            event: self.events,
+            streams_open: !self.streams.is_idle(),
+        })
     }
 
-    fn finish(mut self) -> io::Result<ReadSummary> {
+    /// Hands over the calls of streams the source never finished; returns the events parsed.
+    pub(crate) fn finish(mut self) -> io::Result<u64> {
         let lines = Lines::Fixed(1);
-        let mut walker = Walker::new(&mut self.state, &lines, 0, self.summary.events);
+        let mut walker = Walker::new(
+            &mut self.streams,
+            &lines,
+            &mut self.scratch,
+            self.options.keep_arguments,
+            0,
+            self.events,
+        );
         openai_chat::flush(&mut walker);
         anthropic::flush(&mut walker);
-        let (found, _) = walker.into_found();
-        for found in found {
-            self.emit(found, None)?;
+        let walked = walker.into_walked();
+        if !walked.is_empty() {
+            (self.out)(Item::Event {
+                walked,
+                container: None,
+                event: self.events + 1,
+                streams_open: false,
+            })?;
         }
-        Ok(self.summary)
-    }
-
-    fn emit(&mut self, found: Found, container: Option<Format>) -> io::Result<()> {
-        if let Some(call_id) = &found.call_id {
-            let key = call_key(call_id, &found.tool, &found.arguments);
-            match self.seen.entry(key) {
-                Entry::Occupied(first) if *first.get() != found.event => {
-                    self.summary.repeats += 1;
-                    return Ok(());
-                }
-                Entry::Occupied(_) => {}
-                Entry::Vacant(entry) => {
-                    entry.insert(found.event);
-                }
-            }
-        }
-        let format = self.options.format.or(container).unwrap_or(found.format);
-        let declared = self.state.declared.get(&found.tool) == Some(&true);
-        let (status, reason) = if found.freeform {
-            (Status::Freeform, None)
-        } else if declared && !self.options.audit_declared {
-            (Status::Declared, None)
-        } else {
-            Status::of_arguments(&found.arguments)
-        };
-        let arguments = self
-            .options
-            .keep_arguments
-            .then(|| decoded(found.arguments));
-        let record = CallRecord {
-            source: self.source.to_owned(),
-            line: found.line,
-            format,
-            session: found.session.or_else(|| self.state.session.clone()),
-            timestamp: found.timestamp,
-            call_id: found.call_id,
-            tool: found.tool,
-            reason,
-            status,
-            arguments,
-        };
-        self.summary.calls += 1;
-        self.summary.format.get_or_insert(format);
-        (self.sink)(Event::Call(record))
+        Ok(self.events)
     }
 
     fn malformed(&mut self, line: u64, message: String) -> io::Result<()> {
-        self.summary.malformed_lines += 1;
-        (self.sink)(Event::Malformed { line, message })
+        (self.out)(Item::Malformed { line, message })
     }
 }
 
@@ -329,19 +434,20 @@ fn cut(at_end: bool) -> String {
 }
 
 /// The format of the first call an event holds, by its shape.
-pub(crate) fn first_call_format(event: &Value) -> Option<Format> {
-    let mut state = SourceState::default();
+pub(crate) fn first_call_format(event: Json<'_>) -> Option<Format> {
+    let mut streams = Streams::default();
+    let mut scratch = Scratch::default();
     let lines = Lines::Fixed(1);
-    let mut walker = Walker::new(&mut state, &lines, 0, 1);
+    let mut walker = Walker::new(&mut streams, &lines, &mut scratch, false, 0, 1);
     walker.walk(event, None);
     openai_chat::flush(&mut walker);
     anthropic::flush(&mut walker);
-    let (found, _) = walker.into_found();
-    found.first().map(|found| found.format)
+    let walked = walker.into_walked();
+    walked.found.first().map(|found| found.format)
 }
 
 /// Whether the first line opens a pretty-printed document rather than being a JSONL event.
-fn starts_document(first_line: &[u8]) -> bool {
+pub(crate) fn starts_document(first_line: &[u8]) -> bool {
     let line = trim(first_line);
     if serde_json::from_slice::<IgnoredAny>(line).is_ok() {
         return false;
@@ -359,52 +465,6 @@ fn trim(bytes: &[u8]) -> &[u8] {
         .rposition(|byte| !byte.is_ascii_whitespace())
         .map_or(start, |end| end + 1);
     &bytes[start..end]
-}
-
-/// Arguments as a reviewer wants them: a JSON-encoded object decoded, anything else as recorded.
-fn decoded(arguments: Value) -> Value {
-    match decode_arguments(&arguments) {
-        Arguments::Object(std::borrow::Cow::Owned(map)) => Value::Object(map),
-        _ => arguments,
-    }
-}
-
-/// Identifies a call across events: the same id, tool and arguments, however the arguments were
-/// encoded (a JSON string in one event, an object in the next; keys in any order).
-fn call_key(call_id: &str, tool: &str, arguments: &Value) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    call_id.hash(&mut hasher);
-    tool.hash(&mut hasher);
-    match decode_arguments(arguments) {
-        Arguments::Object(map) => hash_object(&map, &mut hasher),
-        Arguments::Empty => 0u8.hash(&mut hasher),
-        Arguments::NotAnObject => hash_value(arguments, &mut hasher),
-    }
-    hasher.finish()
-}
-
-fn hash_value(value: &Value, hasher: &mut DefaultHasher) {
-    match value {
-        Value::Null => 0u8.hash(hasher),
-        Value::Bool(flag) => (1u8, flag).hash(hasher),
-        Value::Number(number) => (2u8, number.to_string()).hash(hasher),
-        Value::String(text) => (3u8, text).hash(hasher),
-        Value::Array(items) => {
-            (4u8, items.len()).hash(hasher);
-            items.iter().for_each(|item| hash_value(item, hasher));
-        }
-        Value::Object(map) => hash_object(map, hasher),
-    }
-}
-
-fn hash_object(map: &serde_json::Map<String, Value>, hasher: &mut DefaultHasher) {
-    let mut entries: Vec<_> = map.iter().collect();
-    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    (5u8, entries.len()).hash(hasher);
-    for (key, value) in entries {
-        key.hash(hasher);
-        hash_value(value, hasher);
-    }
 }
 
 /// Reading text the way the tests of every shape and rule need it.
@@ -458,7 +518,7 @@ mod tests {
 
     use super::testing::{brief, expect, read_with, records};
     use super::*;
-    use crate::formats::read_log;
+    use crate::formats::{read_log, Event};
     use crate::record::Status::{Declared, Freeform, Invalid, Missing, Present};
 
     const TOOL_USE: &str = r#"{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","reason":"look"}}]}}"#;
@@ -647,6 +707,21 @@ mod tests {
     }
 
     #[test]
+    fn a_streamed_call_counts_with_the_event_that_started_it() {
+        let text = [
+            r#"[{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"x","name":"n","input":{}}},{"type":"tool_use","id":"x","name":"n","input":{}}]"#,
+            r#"{"type":"user"}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"tool_use","id":"x","name":"n","input":{}}"#,
+        ]
+        .join("\n");
+        // The block and the call are in one event, so both count; a later event's copy does not.
+        let (calls, _, summary) = read_with(&text, &ReadOptions::default());
+        assert_eq!(calls.iter().map(|c| c.line).collect::<Vec<_>>(), [1, 1]);
+        assert_eq!(summary.repeats, 1);
+    }
+
+    #[test]
     fn a_later_call_with_the_same_id_but_other_arguments_counts_again() {
         let line = |command: &str| {
             format!(
@@ -679,6 +754,31 @@ mod tests {
         assert_eq!(
             brief(&format!("{list}\n{call}\n")),
             expect(&[(2, "close", Declared)])
+        );
+    }
+
+    #[test]
+    fn a_catalogue_repeated_word_for_word_declares_the_same_and_a_changed_one_anew() {
+        let body = |id: usize, properties: &str| {
+            format!(
+                r#"{{"messages":[{{"role":"assistant","tool_calls":[{{"id":"c{id}","function":{{"name":"cancel","arguments":"{{\"reason\":\"r\"}}"}}}}]}}],"tools":[{{"type":"function","function":{{"name":"cancel","parameters":{{"type":"object","properties":{properties}}}}}}}]}}"#
+            )
+        };
+        let (own, none) = (r#"{"reason":{"type":"string"}}"#, "{}");
+        let lines: Vec<String> = [own, own, none, none, own]
+            .iter()
+            .enumerate()
+            .map(|(id, properties)| body(id, properties))
+            .collect();
+        assert_eq!(
+            brief(&lines.join("\n")),
+            expect(&[
+                (1, "cancel", Declared),
+                (2, "cancel", Declared),
+                (3, "cancel", Present),
+                (4, "cancel", Present),
+                (5, "cancel", Declared)
+            ])
         );
     }
 
@@ -810,12 +910,16 @@ mod tests {
             };
             for (number, line) in io::BufReader::new(input).split(b'\n').enumerate() {
                 let line = line.expect("line");
-                let Ok(value) = serde_json::from_slice::<Value>(&line) else {
+                let mut parser = Parser::default();
+                let Ok(text) = std::str::from_utf8(&line) else {
                     continue;
                 };
-                if first_call_format(&value).is_some() {
+                let Ok(event) = parser.parse(text) else {
+                    continue;
+                };
+                if first_call_format(event).is_some() {
                     assert!(
-                        prefilter.may_hold_call(&line),
+                        prefilter.may_hold_call(&line, false),
                         "{}:{}",
                         file.display(),
                         number + 1
@@ -836,16 +940,13 @@ mod tests {
 
     fn malformed_lines(log: &str) -> Vec<(u64, String)> {
         let mut found = Vec::new();
-        let options = ReadOptions::default();
-        let mut sink = |event| {
+        read_log("t", log.as_bytes(), &ReadOptions::default(), &mut |event| {
             if let Event::Malformed { line, message } = event {
                 found.push((line, message));
             }
             Ok(())
-        };
-        Reader::new("t", &options, &mut sink)
-            .read(log.as_bytes())
-            .unwrap();
+        })
+        .unwrap();
         found
     }
 

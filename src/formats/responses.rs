@@ -3,29 +3,28 @@
 //! `web_search_call`), in API payloads, streamed events and Codex rollouts (which wrap them as
 //! `{"type": "response_item", "payload": …}`).
 
-use serde_json::{Map, Value};
-
+use super::json::{Json, Object};
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
 
-pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Walker) -> Visit {
-    let Some(kind) = str_at(map, "type") else {
+pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
+    let Some(kind) = walk.kind() else {
         return Visit::Pass;
     };
     let call_id = || id_at(map, "call_id").or_else(|| id_at(map, "id"));
-    let call = match kind {
+    let call = match kind.as_ref() {
         "function_call" => str_at(map, "name").map(|name| Call {
             format: Format::OpenaiResponses,
             call_id: call_id(),
-            tool: name.to_owned(),
-            arguments: map.get("arguments").cloned().unwrap_or(Value::Null),
+            tool: name.into_owned(),
+            arguments: walk.arguments(map.get("arguments")),
             freeform: false,
         }),
         "custom_tool_call" => str_at(map, "name").map(|name| Call {
             format: Format::OpenaiResponses,
             call_id: call_id(),
-            tool: name.to_owned(),
-            arguments: map.get("input").cloned().unwrap_or(Value::Null),
+            tool: name.into_owned(),
+            arguments: walk.arguments(map.get("input")),
             freeform: true,
         }),
         // Hosted tools have no name of their own: the item's kind names them.
@@ -33,7 +32,7 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Wal
             format: Format::OpenaiResponses,
             call_id: call_id(),
             tool: kind.trim_end_matches("_call").to_owned(),
-            arguments: map.get("action").cloned().unwrap_or(Value::Null),
+            arguments: walk.arguments(map.get("action")),
             freeform: true,
         }),
         // Results, Codex's mirrors of what happened, and a stream's partial items.
@@ -46,15 +45,15 @@ pub(crate) fn visit(map: &Map<String, Value>, _key: Option<&str>, walk: &mut Wal
             return Visit::Skip
         }
         "session_meta" => {
-            let payload = map.get("payload").and_then(Value::as_object);
+            let payload = map.get("payload").and_then(Json::as_object);
             if let Some(id) = payload.and_then(|payload| str_at(payload, "id")) {
-                walk.state.session = Some(id.to_owned());
+                walk.session_meta(id.into_owned());
             }
             return Visit::Skip;
         }
         "response.output_item.done" => return Visit::Streamed,
         kind if kind.starts_with("response.")
-            && map.get("response").is_some_and(Value::is_object) =>
+            && map.get("response").is_some_and(Json::is_object) =>
         {
             return Visit::Snapshot
         }

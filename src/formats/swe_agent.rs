@@ -1,11 +1,10 @@
 //! SWE-agent trajectories (`.traj`): the calls are the assistant `tool_calls` in `history`;
 //! `trajectory[].messages` are snapshots of the history the model saw at each step.
 
-use serde_json::{Map, Value};
-
+use super::json::Object;
 use super::walk::{Visit, Walker};
 
-pub(crate) fn visit(map: &Map<String, Value>, key: Option<&str>, _walk: &mut Walker) -> Visit {
+pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, _walk: &mut Walker<'_, 'p>) -> Visit {
     // A step's own fields are free text (`action`, `observation`); what could look like calls
     // is in its `messages`, which only repeat the history.
     if key == Some("trajectory") && map.contains_key("messages") {

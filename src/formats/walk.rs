@@ -4,10 +4,8 @@
 //! ways no list of paths keeps up with), so the walk descends everywhere except where a shape says
 //! the subtree is a result, a mirror or a call already taken.
 
-use std::collections::{HashMap, HashSet};
-
-use serde_json::{Map, Value};
-
+use super::arguments::Arguments;
+use super::json::{Json, Object, Parser, Text};
 use super::{
     anthropic, catalogue, gemini, kimi, mcp, openai_chat, openhands, responses, swe_agent,
 };
@@ -31,7 +29,7 @@ pub(crate) enum Visit {
 
 /// One shape's look at an object: the object, the key that holds it (array items: the key that
 /// holds the array), and the walk to hand calls to.
-type Shape = fn(&Map<String, Value>, Option<&str>, &mut Walker) -> Visit;
+type Shape = for<'p> fn(Object<'p>, Option<&str>, &mut Walker<'_, 'p>) -> Visit;
 
 /// Catalogue entries: a tool's name and whether it declares a `reason` of its own.
 pub(crate) type Declarations = Vec<(String, bool)>;
@@ -60,9 +58,14 @@ pub(crate) struct Found {
     pub(crate) timestamp: Option<String>,
     pub(crate) call_id: Option<String>,
     pub(crate) tool: String,
-    pub(crate) arguments: Value,
+    pub(crate) arguments: Arguments,
     /// The arguments cannot carry a reason whatever they hold (a provider-hosted tool).
     pub(crate) freeform: bool,
+    /// Found in a streamed response's final snapshot: a call the stream already delivered
+    /// item by item is not a new one.
+    pub(crate) in_snapshot: bool,
+    /// Found in a complete streamed item, which the snapshot after it repeats.
+    pub(crate) in_streamed: bool,
 }
 
 /// What a shape hands the walker; where and when come from the walk.
@@ -70,7 +73,7 @@ pub(crate) struct Call {
     pub(crate) format: Format,
     pub(crate) call_id: Option<String>,
     pub(crate) tool: String,
-    pub(crate) arguments: Value,
+    pub(crate) arguments: Arguments,
     pub(crate) freeform: bool,
 }
 
@@ -84,17 +87,30 @@ pub(crate) struct Place {
     pub(crate) timestamp: Option<String>,
 }
 
-/// What a source remembers from one event to the next.
+/// Calls that arrive in fragments over several events of a source, still being joined.
 #[derive(Debug, Default)]
-pub(crate) struct SourceState {
-    /// Tool name → whether the catalogue recorded in the log gives it a `reason` of its own.
-    pub(crate) declared: HashMap<String, bool>,
-    /// A session id that a whole stream shares (Codex names it once, in `session_meta`).
-    pub(crate) session: Option<String>,
-    /// Call ids a streamed response already delivered item by item.
-    pub(crate) streamed_ids: HashSet<String>,
-    pub(crate) chat_stream: openai_chat::Assembly,
-    pub(crate) anthropic_stream: anthropic::Assembly,
+pub(crate) struct Streams {
+    pub(crate) chat: openai_chat::Assembly,
+    pub(crate) anthropic: anthropic::Assembly,
+}
+
+impl Streams {
+    /// Whether no call is waiting for more fragments: then a line that only continues or ends
+    /// a stream changes nothing.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.chat.is_idle() && self.anthropic.is_idle()
+    }
+
+    /// Moves the places of the calls still open `lines` lines and `events` events on: a piece
+    /// of a source counts from its own start, the piece after it from another.
+    pub(crate) fn rebase(&mut self, lines: u64, events: u64) {
+        let mut rebase = |place: &mut Place| {
+            place.line += lines;
+            place.event += events;
+        };
+        self.chat.places().for_each(&mut rebase);
+        self.anthropic.places().for_each(&mut rebase);
+    }
 }
 
 /// Maps an object's place in document order to its line.
@@ -142,38 +158,76 @@ impl Lines {
             Lines::Objects(lines) => lines.get(ordinal).map_or(1, |&line| u64::from(line)),
         }
     }
+
+    /// Whether objects are told apart by their place in the document.
+    fn counts_objects(&self) -> bool {
+        matches!(self, Lines::Objects(_))
+    }
 }
 
 /// The session and timestamp in force while inside an object.
-type Context = (Option<String>, Option<String>);
+type Context<'p> = (Option<Text<'p>>, Option<Json<'p>>);
+
+/// What one walk found: calls, catalogue entries and the session a Codex log names, in
+/// document order.
+#[derive(Debug)]
+pub(crate) struct Walked {
+    pub(crate) found: Vec<Found>,
+    pub(crate) catalogue: Declarations,
+    pub(crate) session: Option<String>,
+}
+
+impl Walked {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.found.is_empty() && self.catalogue.is_empty() && self.session.is_none()
+    }
+}
+
+/// What walks reuse from one event to the next.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// Parses the JSON that arguments given as a string hold.
+    inner: Parser,
+    /// The last catalogue read, as written, and what it declares: request bodies repeat theirs
+    /// in every event.
+    catalogue: Option<(String, Declarations)>,
+}
 
 /// One walk over one event.
-pub(crate) struct Walker<'a> {
-    pub(crate) state: &'a mut SourceState,
-    lines: &'a Lines,
+pub(crate) struct Walker<'w, 'p> {
+    pub(crate) streams: &'w mut Streams,
+    lines: &'w Lines,
+    scratch: &'w mut Scratch,
+    /// Whether records keep the arguments.
+    keep_arguments: bool,
     /// Ordinal of the next object in document order.
     ordinal: usize,
     /// Ordinal of the object the shapes are looking at.
     current: usize,
     event: u64,
-    session: Option<String>,
-    timestamp: Option<String>,
+    session: Option<Text<'p>>,
+    timestamp: Option<Json<'p>>,
     in_snapshot: bool,
     in_streamed: bool,
-    found: Vec<Found>,
-    catalogue: Declarations,
+    /// The `type` of the object the shapes are looking at: three of them ask.
+    kind: Option<std::borrow::Cow<'p, str>>,
+    walked: Walked,
 }
 
-impl<'a> Walker<'a> {
+impl<'w, 'p> Walker<'w, 'p> {
     pub(crate) fn new(
-        state: &'a mut SourceState,
-        lines: &'a Lines,
+        streams: &'w mut Streams,
+        lines: &'w Lines,
+        scratch: &'w mut Scratch,
+        keep_arguments: bool,
         first_ordinal: usize,
         event: u64,
-    ) -> Walker<'a> {
+    ) -> Walker<'w, 'p> {
         Walker {
-            state,
+            streams,
             lines,
+            scratch,
+            keep_arguments,
             ordinal: first_ordinal,
             current: first_ordinal,
             event,
@@ -181,14 +235,18 @@ impl<'a> Walker<'a> {
             timestamp: None,
             in_snapshot: false,
             in_streamed: false,
-            found: Vec::new(),
-            catalogue: Vec::new(),
+            kind: None,
+            walked: Walked {
+                found: Vec::new(),
+                catalogue: Vec::new(),
+                session: None,
+            },
         }
     }
 
-    /// The calls and catalogue entries the walk found, in document order.
-    pub(crate) fn into_found(self) -> (Vec<Found>, Declarations) {
-        (self.found, self.catalogue)
+    /// What the walk found.
+    pub(crate) fn into_walked(self) -> Walked {
+        self.walked
     }
 
     /// The ordinal the next event of the same document starts at.
@@ -196,20 +254,21 @@ impl<'a> Walker<'a> {
         self.ordinal
     }
 
-    pub(crate) fn walk(&mut self, value: &Value, key: Option<&str>) {
-        match value {
-            Value::Object(map) => self.walk_object(map, key),
+    pub(crate) fn walk(&mut self, value: Json<'p>, key: Option<&str>) {
+        if let Some(map) = value.as_object() {
+            self.walk_object(map, key);
+        } else if let Some(items) = value.as_array() {
             // Array items belong to the key that holds the array (`tool_calls: [...]`).
-            Value::Array(items) => items.iter().for_each(|item| self.walk(item, key)),
-            _ => {}
+            items.for_each(|item| self.walk(item, key));
         }
     }
 
-    fn walk_object(&mut self, map: &Map<String, Value>, key: Option<&str>) {
+    fn walk_object(&mut self, map: Object<'p>, key: Option<&str>) {
         let ordinal = self.ordinal;
         self.ordinal += 1;
         let saved = self.enter_context(map);
         self.current = ordinal;
+        self.kind = str_at(map, "type");
         let visit = SHAPES
             .iter()
             .map(|visit| visit(map, key, self))
@@ -217,7 +276,7 @@ impl<'a> Walker<'a> {
             .unwrap_or(Visit::Descend);
         match visit {
             Visit::Pass | Visit::Descend => self.descend(map),
-            Visit::Skip => self.ordinal += map.values().map(count_objects).sum::<usize>(),
+            Visit::Skip => self.skip(map.values()),
             Visit::Snapshot => {
                 let outer = std::mem::replace(&mut self.in_snapshot, true);
                 self.descend(map);
@@ -235,37 +294,67 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn descend(&mut self, map: &Map<String, Value>) {
-        for (key, value) in map {
-            if key == "tools" && value.is_array() {
-                catalogue::read(value, &mut self.catalogue);
-                self.ordinal += count_objects(value);
-            } else {
-                self.walk(value, Some(key));
+    fn descend(&mut self, map: Object<'p>) {
+        for (key, value) in map.iter() {
+            // Most values are strings and numbers: nothing below them to walk.
+            if !value.is_object() && !value.is_array() {
+                continue;
             }
+            let key = key.decode();
+            if let Some(text) = value.array_text().filter(|_| key == "tools") {
+                self.catalogue(value, text);
+                self.skip(std::iter::once(value));
+            } else {
+                self.walk(value, Some(&key));
+            }
+        }
+    }
+
+    /// Reads a `tools` array (written as `text`), or takes what the same text declared last.
+    fn catalogue(&mut self, tools: Json<'p>, text: &str) {
+        let cached = &mut self.scratch.catalogue;
+        if cached.as_ref().is_none_or(|(written, _)| written != text) {
+            let mut declarations = Declarations::new();
+            catalogue::read(&tools.to_value(), &mut declarations);
+            *cached = Some((text.to_owned(), declarations));
+        }
+        if let Some((_, declarations)) = cached {
+            self.walked.catalogue.extend(declarations.iter().cloned());
+        }
+    }
+
+    /// Values not walked still hold objects that count for the place of the ones after them.
+    fn skip(&mut self, values: impl Iterator<Item = Json<'p>>) {
+        if self.lines.counts_objects() {
+            self.ordinal += values.map(count_objects).sum::<usize>();
         }
     }
 
     /// Takes the session and timestamp an object carries for everything inside it; returns
     /// what to restore when the object is left.
-    fn enter_context(&mut self, map: &Map<String, Value>) -> Option<Context> {
+    fn enter_context(&mut self, map: Object<'p>) -> Option<Context<'p>> {
         let session = ["sessionId", "session_id"]
             .iter()
-            .find_map(|key| map.get(*key).and_then(Value::as_str));
+            .find_map(|key| map.get(key).and_then(Json::as_text));
         let timestamp = ["timestamp", "time"]
             .iter()
-            .find_map(|key| map.get(*key).and_then(scalar_text));
+            .find_map(|key| map.get(key).filter(|time| is_scalar_text(*time)));
         if session.is_none() && timestamp.is_none() {
             return None;
         }
-        let saved = (self.session.clone(), self.timestamp.clone());
-        if let Some(session) = session {
-            self.session = Some(session.to_owned());
+        let saved = (self.session, self.timestamp);
+        if session.is_some() {
+            self.session = session;
         }
-        if let Some(timestamp) = timestamp {
-            self.timestamp = Some(timestamp);
+        if timestamp.is_some() {
+            self.timestamp = timestamp;
         }
         Some(saved)
+    }
+
+    /// The `type` of the object being visited, when it is a string.
+    pub(crate) fn kind(&self) -> Option<std::borrow::Cow<'p, str>> {
+        self.kind.clone()
     }
 
     /// Where the object being visited sits.
@@ -273,9 +362,29 @@ impl<'a> Walker<'a> {
         Place {
             line: self.lines.line(self.current),
             event: self.event,
-            session: self.session.clone(),
-            timestamp: self.timestamp.clone(),
+            session: self.session.map(|session| session.decode().into_owned()),
+            timestamp: self.timestamp.and_then(scalar_text),
         }
+    }
+
+    /// Reads a call's arguments as recorded (`None`: it has none).
+    pub(crate) fn arguments(&mut self, arguments: Option<Json<'_>>) -> Arguments {
+        Arguments::read(arguments, &mut self.scratch.inner, self.keep_arguments)
+    }
+
+    /// Reads arguments that arrived as the text of a JSON string (streamed fragments).
+    pub(crate) fn string_arguments(&mut self, text: &str) -> Arguments {
+        Arguments::string(text, &mut self.scratch.inner, self.keep_arguments)
+    }
+
+    /// Reads arguments that arrived as JSON text (a streamed input joined).
+    pub(crate) fn json_text_arguments(&self, text: &str) -> Arguments {
+        Arguments::json_text(text, self.keep_arguments)
+    }
+
+    /// Notes the session a Codex log names once for all its events.
+    pub(crate) fn session_meta(&mut self, session: String) {
+        self.walked.session = Some(session);
     }
 
     /// Records a call found at the object being visited.
@@ -286,15 +395,7 @@ impl<'a> Walker<'a> {
 
     /// Records a call that was found (or assembled) at `place`.
     pub(crate) fn call_at(&mut self, call: Call, place: Place) {
-        if let Some(id) = &call.call_id {
-            if self.in_snapshot && self.state.streamed_ids.contains(id) {
-                return;
-            }
-            if self.in_streamed {
-                self.state.streamed_ids.insert(id.clone());
-            }
-        }
-        self.found.push(Found {
+        self.walked.found.push(Found {
             line: place.line,
             event: place.event,
             format: call.format,
@@ -304,43 +405,63 @@ impl<'a> Walker<'a> {
             tool: call.tool,
             arguments: call.arguments,
             freeform: call.freeform,
+            in_snapshot: self.in_snapshot,
+            in_streamed: self.in_streamed,
         });
     }
 }
 
 /// How many objects a value holds, itself included: what a skipped subtree adds to the count.
-fn count_objects(value: &Value) -> usize {
-    match value {
-        Value::Object(map) => 1 + map.values().map(count_objects).sum::<usize>(),
-        Value::Array(items) => items.iter().map(count_objects).sum(),
-        _ => 0,
+fn count_objects(value: Json<'_>) -> usize {
+    if let Some(map) = value.as_object() {
+        1 + map.values().map(count_objects).sum::<usize>()
+    } else if let Some(items) = value.as_array() {
+        items.map(count_objects).sum()
+    } else {
+        0
     }
+}
+
+fn is_scalar_text(value: Json<'_>) -> bool {
+    value.is_string() || value.as_number().is_some()
 }
 
 /// A string as it is; a number (Kimi writes epoch milliseconds, MCP ids) as written.
-pub(crate) fn scalar_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(text) => Some(text.clone()),
-        Value::Number(number) => Some(number.to_string()),
-        _ => None,
+pub(crate) fn scalar_text(value: Json<'_>) -> Option<String> {
+    if let Some(text) = value.as_str() {
+        return Some(text.into_owned());
     }
+    let number = value.as_number()?;
+    Some(
+        number
+            .parse::<serde_json::Number>()
+            .map_or_else(|_| number.to_owned(), |number| number.to_string()),
+    )
 }
 
 /// The string at `key`, when there is one.
-pub(crate) fn str_at<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
-    map.get(key).and_then(Value::as_str)
+pub(crate) fn str_at<'p>(map: Object<'p>, key: &str) -> Option<std::borrow::Cow<'p, str>> {
+    map.get(key).and_then(Json::as_str)
+}
+
+/// Whether the value at `key` is the string `text`.
+pub(crate) fn str_is(map: Object<'_>, key: &str, text: &str) -> bool {
+    map.get(key)
+        .and_then(Json::as_text)
+        .is_some_and(|found| found.is(text))
 }
 
 /// A call id: a string, or a number (JSON-RPC) as written.
-pub(crate) fn id_at(map: &Map<String, Value>, key: &str) -> Option<String> {
+pub(crate) fn id_at(map: Object<'_>, key: &str) -> Option<String> {
     map.get(key).and_then(scalar_text)
 }
 
 /// The format the whole event belongs to, when its outer record says so: the same tool_use
 /// block is `claude-code` in a transcript line and `anthropic` in an API payload.
-pub(crate) fn container_format(event: &Value) -> Option<Format> {
+pub(crate) fn container_format(event: Json<'_>) -> Option<Format> {
     let map = event.as_object()?;
     let kind = str_at(map, "type");
+    let kind = kind.as_deref();
     if map.contains_key("payload")
         && matches!(
             kind,
@@ -352,7 +473,7 @@ pub(crate) fn container_format(event: &Value) -> Option<Format> {
     if kind.is_some_and(|kind| kind.starts_with("context.") || kind == "tool.call") {
         return Some(Format::Kimi);
     }
-    if map.get("messages").is_some_and(Value::is_array)
+    if map.get("messages").is_some_and(Json::is_array)
         && (map.contains_key("projectHash") || map.contains_key("sessionId"))
     {
         return Some(Format::GeminiCli);
@@ -360,11 +481,11 @@ pub(crate) fn container_format(event: &Value) -> Option<Format> {
     if map.contains_key("parentUuid")
         || map.contains_key("leafUuid")
         || (matches!(kind, Some("user" | "assistant"))
-            && map.get("message").is_some_and(Value::is_object))
+            && map.get("message").is_some_and(Json::is_object))
     {
         return Some(Format::ClaudeCode);
     }
-    if map.get("history").is_some_and(Value::is_array) {
+    if map.get("history").is_some_and(Json::is_array) {
         return Some(Format::SweAgent);
     }
     None

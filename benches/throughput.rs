@@ -1,0 +1,773 @@
+//! `cargo bench`: how fast `reasons` reads agent logs, next to `jq` doing the same job and `cat`.
+//!
+//! Generates realistic logs once (deterministically, under `target/bench-data/`), then times the
+//! release `reasons stats --format json` and `reasons check` on one and on two threads, a `jq`
+//! one-liner extracting each call's id, name and reason, and `cat`, all on the same files, and
+//! prints MB/s (10^6 bytes per second) and the ratios. Three workloads:
+//!
+//! - `claude`: one Claude-Code-style transcript, one content block per line, most bytes in tool
+//!   results of several KB (escaped quotes, non-ASCII text), ~30% of calls without a reason;
+//! - `chat`: one OpenAI-chat-style conversation per line, arguments as JSON strings;
+//! - `files`: many small Claude-Code-style session files in one folder.
+//!
+//! Settings, from the environment: `REASONS_BENCH_MB` (size of each big log in MiB, default 1024;
+//! the small files add up to a quarter of it), `REASONS_BENCH_FILES` (how many small files,
+//! default 10000), `REASONS_BENCH_RUNS` (runs per measurement, the best is kept, default 3; `jq`
+//! runs once), `REASONS_BENCH_DIR` (where the logs go). Arguments name the workloads to run:
+//! `cargo bench --bench throughput -- claude`.
+
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Bumped whenever the generated logs change, so stale ones are not measured.
+const GENERATOR_VERSION: u32 = 1;
+
+const REASONS: &str = env!("CARGO_BIN_EXE_reasons");
+
+const JQ_CLAUDE: &str = r#"select(.type == "assistant") | .message.content[]? | select(.type == "tool_use") | [.id, .name, .input.reason]"#;
+const JQ_CHAT: &str = r#".messages[]? | .tool_calls[]? | [.id, .function.name, (.function.arguments | fromjson? | .reason)]"#;
+
+fn main() -> io::Result<()> {
+    let settings = Settings::from_env();
+    let wanted: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let runs = |name: &str| wanted.is_empty() || wanted.iter().any(|want| want == name);
+    fs::create_dir_all(&settings.dir)?;
+    let jq = which("jq");
+    let jq = jq.as_deref();
+    if jq.is_none() {
+        println!("jq not found: its column and the ratios are left out");
+    }
+    println!(
+        "reasons {REASONS}\n{} MiB per log, best of {} runs, {} cores\n",
+        settings.mib,
+        settings.runs,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    if runs("claude") {
+        let path = settings.dir.join(format!(
+            "claude-code-v{GENERATOR_VERSION}-{}MiB.jsonl",
+            settings.mib
+        ));
+        let expected = cached(&path, |out| {
+            generate::claude_code(out, settings.mib << 20, 1, &mut 0)
+        })?;
+        compare(
+            "Claude-Code style",
+            &[path],
+            expected,
+            jq.map(|jq| (jq, JQ_CLAUDE)),
+            &settings,
+        )?;
+    }
+    if runs("chat") {
+        let path = settings.dir.join(format!(
+            "openai-chat-v{GENERATOR_VERSION}-{}MiB.jsonl",
+            settings.mib
+        ));
+        let expected = cached(&path, |out| generate::openai_chat(out, settings.mib << 20))?;
+        compare(
+            "OpenAI-chat style",
+            &[path],
+            expected,
+            jq.map(|jq| (jq, JQ_CHAT)),
+            &settings,
+        )?;
+    }
+    if runs("files") {
+        let folder = settings.dir.join(format!(
+            "sessions-v{GENERATOR_VERSION}-{}MiB-{}",
+            settings.mib / 4,
+            settings.files
+        ));
+        let (paths, expected) = session_files(&folder, settings.files, (settings.mib << 20) / 4)?;
+        compare(
+            &format!("{} small session files", settings.files),
+            &paths,
+            expected,
+            jq.map(|jq| (jq, JQ_CLAUDE)),
+            &settings,
+        )?;
+    }
+    Ok(())
+}
+
+struct Settings {
+    mib: u64,
+    files: u64,
+    runs: usize,
+    dir: PathBuf,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        let number = |name: &str, default: u64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|value| value.parse().ok())
+                .filter(|&value| value > 0)
+                .unwrap_or(default)
+        };
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        Settings {
+            mib: number("REASONS_BENCH_MB", 1024),
+            files: number("REASONS_BENCH_FILES", 10_000),
+            runs: number("REASONS_BENCH_RUNS", 3) as usize,
+            dir: std::env::var_os("REASONS_BENCH_DIR")
+                .map_or_else(|| root.join("target/bench-data"), PathBuf::from),
+        }
+    }
+}
+
+/// How many calls of each kind a generated log holds: what `reasons stats` must find.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Expected {
+    calls: u64,
+    present: u64,
+    missing: u64,
+}
+
+impl Expected {
+    fn add(&mut self, other: Expected) {
+        self.calls += other.calls;
+        self.present += other.present;
+        self.missing += other.missing;
+    }
+
+    fn line(self) -> String {
+        format!("{} {} {}", self.calls, self.present, self.missing)
+    }
+
+    fn parse(text: &str) -> Option<Expected> {
+        let mut numbers = text.split_whitespace().map(|n| n.parse().ok());
+        Some(Expected {
+            calls: numbers.next()??,
+            present: numbers.next()??,
+            missing: numbers.next()??,
+        })
+    }
+}
+
+/// Generates `path` unless a complete earlier generation is there; its counts sit beside it.
+fn cached(
+    path: &Path,
+    generate: impl FnOnce(&mut dyn Write) -> io::Result<Expected>,
+) -> io::Result<Expected> {
+    let counts = path.with_extension("calls");
+    if let Some(expected) = fs::read_to_string(&counts)
+        .ok()
+        .and_then(|text| Expected::parse(&text))
+    {
+        if path.exists() {
+            return Ok(expected);
+        }
+    }
+    let started = Instant::now();
+    eprint!("generating {} …", path.display());
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    let expected = generate(&mut out)?;
+    out.flush()?;
+    fs::write(&counts, expected.line())?;
+    eprintln!(" {:.1} s", started.elapsed().as_secs_f64());
+    Ok(expected)
+}
+
+fn session_files(folder: &Path, count: u64, bytes: u64) -> io::Result<(Vec<PathBuf>, Expected)> {
+    let paths: Vec<PathBuf> = (0..count)
+        .map(|n| folder.join(format!("session-{n:05}.jsonl")))
+        .collect();
+    let counts = folder.join("calls");
+    if let Some(expected) = fs::read_to_string(&counts)
+        .ok()
+        .and_then(|text| Expected::parse(&text))
+    {
+        return Ok((paths, expected));
+    }
+    let started = Instant::now();
+    eprint!("generating {count} files in {} …", folder.display());
+    fs::create_dir_all(folder)?;
+    let mut expected = Expected::default();
+    let mut ids = 0;
+    for (n, path) in paths.iter().enumerate() {
+        let mut out = BufWriter::new(File::create(path)?);
+        expected.add(generate::claude_code(
+            &mut out,
+            bytes / count,
+            n as u64 + 1,
+            &mut ids,
+        )?);
+        out.flush()?;
+    }
+    fs::write(&counts, expected.line())?;
+    eprintln!(" {:.1} s", started.elapsed().as_secs_f64());
+    Ok((paths, expected))
+}
+
+/// One measured command.
+struct Measurement {
+    seconds: f64,
+    peak_rss_kib: Option<u64>,
+    stdout: Vec<u8>,
+}
+
+/// Runs `program args…` `runs` times with stdout kept (or thrown away) and keeps the fastest.
+fn measure(
+    program: &str,
+    args: &[&str],
+    threads: Option<usize>,
+    keep_stdout: bool,
+    runs: usize,
+) -> io::Result<Measurement> {
+    let mut best: Option<Measurement> = None;
+    for _ in 0..runs {
+        // `time -f %M` reports the peak resident set of the command it runs, in KiB.
+        let timed = Path::new("/usr/bin/time").exists();
+        let mut command = if timed {
+            let mut command = Command::new("/usr/bin/time");
+            command.args(["-f", "%M", program]);
+            command
+        } else {
+            Command::new(program)
+        };
+        command.args(args);
+        if let Some(threads) = threads {
+            command.env("RAYON_NUM_THREADS", threads.to_string());
+        }
+        command
+            .stdin(Stdio::null())
+            .stdout(if keep_stdout {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stderr(Stdio::piped());
+        let started = Instant::now();
+        let output = command.output()?;
+        let seconds = started.elapsed().as_secs_f64();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        // `check` exits 1 when it flags calls, which the generated logs always have.
+        if !matches!(output.status.code(), Some(0 | 1)) {
+            return Err(io::Error::other(format!("{program} failed: {stderr}")));
+        }
+        let peak_rss_kib = timed
+            .then(|| stderr.lines().last()?.trim().parse().ok())
+            .flatten();
+        if best.as_ref().is_none_or(|best| seconds < best.seconds) {
+            best = Some(Measurement {
+                seconds,
+                peak_rss_kib,
+                stdout: output.stdout,
+            });
+        }
+    }
+    best.ok_or_else(|| io::Error::other("no runs"))
+}
+
+fn compare(
+    title: &str,
+    paths: &[PathBuf],
+    expected: Expected,
+    jq: Option<(&str, &str)>,
+    settings: &Settings,
+) -> io::Result<()> {
+    let bytes: u64 = paths
+        .iter()
+        .map(|path| fs::metadata(path).map(|meta| meta.len()))
+        .sum::<io::Result<u64>>()?;
+    let files: Vec<&str> = paths.iter().filter_map(|path| path.to_str()).collect();
+    let target = if paths.len() == 1 {
+        files[0].to_owned()
+    } else {
+        paths[0]
+            .parent()
+            .and_then(Path::to_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    println!(
+        "{title}: {target}\n  {:.1} MB in {} file{}, {} calls ({} with a reason, {} without)",
+        bytes as f64 / 1e6,
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" },
+        expected.calls,
+        expected.present,
+        expected.missing
+    );
+    println!(
+        "  {:<34} {:>7} {:>9} {:>8} {:>9}",
+        "command", "threads", "MB/s", "× jq", "peak RSS"
+    );
+    let rate = |seconds: f64| bytes as f64 / seconds / 1e6;
+    let row = |name: &str, threads: &str, seconds: f64, jq: Option<f64>, rss: Option<u64>| {
+        let ratio = jq.map_or(String::new(), |jq| format!("{:.1}×", jq / seconds));
+        let rss = rss.map_or(String::new(), |kib| {
+            format!("{:.1} MiB", kib as f64 / 1024.0)
+        });
+        println!(
+            "  {name:<34} {threads:>7} {:>9.0} {ratio:>8} {rss:>9}",
+            rate(seconds)
+        );
+    };
+
+    let cat = measure("cat", &files, None, false, settings.runs)?;
+    row("cat", "-", cat.seconds, None, cat.peak_rss_kib);
+    let jq_seconds = match jq {
+        Some((jq, filter)) => {
+            let mut args = vec!["-c", filter];
+            args.extend(&files);
+            let run = measure(jq, &args, None, false, 1)?;
+            row(
+                "jq (id, name, reason)",
+                "1",
+                run.seconds,
+                None,
+                run.peak_rss_kib,
+            );
+            Some(run.seconds)
+        }
+        None => None,
+    };
+    let mut by_threads = Vec::new();
+    for (command, args) in [
+        (
+            "reasons stats --format json",
+            &["stats", "--format", "json"][..],
+        ),
+        ("reasons check", &["check"][..]),
+    ] {
+        for threads in [1, 2] {
+            let mut all = args.to_vec();
+            all.extend(&files);
+            let stats = args[0] == "stats";
+            let run = measure(REASONS, &all, Some(threads), stats, settings.runs)?;
+            if stats {
+                verify(&run.stdout, expected)?;
+            }
+            row(
+                command,
+                &threads.to_string(),
+                run.seconds,
+                jq_seconds,
+                run.peak_rss_kib,
+            );
+            by_threads.push((command, threads, run.seconds));
+        }
+    }
+    for pair in by_threads.chunks(2) {
+        if let [(command, 1, one), (_, 2, two)] = pair {
+            println!("  {command}: {:.2}× from the second core", one / two);
+        }
+    }
+    println!();
+    Ok(())
+}
+
+/// The report must count exactly the calls the generator wrote.
+fn verify(report: &[u8], expected: Expected) -> io::Result<()> {
+    let report: serde_json::Value = serde_json::from_slice(report).map_err(io::Error::other)?;
+    let count = |key: &str| report["totals"][key].as_u64().unwrap_or(u64::MAX);
+    let found = Expected {
+        calls: count("calls"),
+        present: count("present"),
+        missing: count("missing"),
+    };
+    if found != expected {
+        return Err(io::Error::other(format!(
+            "reasons found {found:?}, the generator wrote {expected:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// Where `program` is on the `PATH`, or in `/usr/bin`.
+fn which(program: &str) -> Option<String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|folder| folder.join(program))
+        .find(|candidate| candidate.is_file())
+        .and_then(|found| found.to_str().map(str::to_owned))
+}
+
+/// Deterministic logs that look like the real ones where it matters for speed: line lengths,
+/// where the bytes are, escapes and non-ASCII text inside strings, calls with and without reasons.
+mod generate {
+    use super::*;
+
+    /// SplitMix64: small, fast and the same everywhere.
+    pub struct Rng(u64);
+
+    impl Rng {
+        pub fn new(seed: u64) -> Rng {
+            Rng(seed)
+        }
+
+        pub fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        pub fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+
+        pub fn chance(&mut self, percent: usize) -> bool {
+            self.below(100) < percent
+        }
+    }
+
+    const CODE: &[&str] = &[
+        "fn total(&self) -> Money {",
+        "    let label = format!(\"{} → {}\", from, to);",
+        "    return Err(Error::new(\"could not open \\\"config.yml\\\"\"));",
+        "// Größe der Rechnung: pro Zeile berechnet, nicht pro Beleg",
+        "    self.lines.iter().map(|l| l.amount * l.rate).sum()",
+        "}",
+        "import { readFile } from \"node:fs/promises\";",
+        "const message = `Élément introuvable : ${name}`;",
+        "    assert_eq!(parse(\"1,5 €\"), Some(Money::cents(150)));",
+        "# 設定ファイルを読み込む",
+        "def load(path: str) -> dict:",
+        "    with open(path, encoding=\"utf-8\") as f:",
+        "        return json.load(f)  # naïve but fine",
+        "    \"name\": \"invoice-api\", \"version\": \"0.4.2\",",
+        "SELECT id, total FROM invoices WHERE currency = 'EUR';",
+        "    println!(\"✅ {} tests passed\", count);",
+        "",
+    ];
+    const OUTPUT: &[&str] = &[
+        "running 42 tests",
+        "test invoice::tests::rounds_half_even ... ok",
+        "test invoice::tests::sums_lines ... FAILED",
+        "---- invoice::tests::sums_lines stdout ----",
+        "thread 'main' panicked at src/invoice.rs:91:9: assertion `left == right` failed",
+        "  left: \"10.01\"",
+        " right: \"10.00\"",
+        "drwxr-xr-x  5 dev dev  4096 Nov  3 09:14 src",
+        "-rw-r--r--  1 dev dev  1204 Nov  3 09:12 Cargo.toml",
+        "warning: unused variable: `rate` — did you mean `_rate`?",
+        "   Compiling invoice-api v0.4.2 (/home/dev/src/invoice-api)",
+        "src/invoice.rs:88:pub fn total(&self) -> Money {",
+        "error[E0308]: mismatched types: expected `Money`, found `f64`",
+        "Résumé : 3 fichiers modifiés, 12 insertions(+), 4 suppressions(-)",
+    ];
+    const PROSE: &[&str] = &[
+        "Let me look at where the totals are computed.",
+        "The rounding happens per line instead of per invoice, which loses a cent.",
+        "I'll run the tests again to see whether the fix holds.",
+        "Now the currency table — ¥ and € both have special cases.",
+        "That worked. Next, the CSV export.",
+        "Der Test schlägt fehl, weil die Summe gerundet wird.",
+    ];
+    const REASONS: &[&str] = &[
+        "Find where invoice totals are computed before changing anything.",
+        "Read the rounding code the failing test points at.",
+        "Run the tests to see whether the fix holds.",
+        "Check which files the export touches.",
+        "Apply the one-line fix: round once, per invoice.",
+        "List the source folder to see how the crate is laid out.",
+        "Confirm no other caller depends on per-line rounding.",
+    ];
+    const PATHS: &[&str] = &[
+        "/home/dev/src/invoice-api/src/invoice.rs",
+        "/home/dev/src/invoice-api/src/currency.rs",
+        "/home/dev/src/invoice-api/src/export/csv.rs",
+        "/home/dev/src/invoice-api/tests/rounding.rs",
+        "/home/dev/src/invoice-api/Cargo.toml",
+    ];
+    const COMMANDS: &[&str] = &[
+        "cargo test --quiet",
+        "ls -la src",
+        "git diff --stat",
+        "rg -n \"fn total\" src",
+        "cargo build --release 2>&1 | tail -20",
+    ];
+
+    /// A JSON string literal, quotes and escapes included.
+    fn quoted(text: &str) -> String {
+        serde_json::to_string(text).unwrap_or_default()
+    }
+
+    /// Tool output of about `bytes` bytes, unescaped.
+    fn result_text(rng: &mut Rng, bytes: usize) -> String {
+        let mut text = String::with_capacity(bytes + 100);
+        let code = rng.chance(50);
+        let mut number = 1 + rng.below(400);
+        while text.len() < bytes {
+            if code {
+                let _ = writeln!(text, "{number:>6}\t{}", rng.pick(CODE));
+                number += 1;
+            } else {
+                text.push_str(rng.pick(OUTPUT));
+                text.push('\n');
+            }
+        }
+        text
+    }
+
+    /// A result size: several KB, sometimes much more, sometimes tiny.
+    fn result_size(rng: &mut Rng) -> usize {
+        match rng.below(20) {
+            0 | 1 => 100 + rng.below(400),
+            2 => 8_000 + rng.below(8_000),
+            _ => 1_200 + rng.below(3_200),
+        }
+    }
+
+    /// A tool and its input object (as JSON), with a reason for about 70% of calls.
+    fn claude_input(rng: &mut Rng) -> (&'static str, String, bool) {
+        let (tool, mut input) = match rng.below(6) {
+            0 | 1 => (
+                "Bash",
+                format!(
+                    "{{\"command\":{},\"description\":{}",
+                    quoted(rng.pick(COMMANDS)),
+                    quoted("Run the test suite")
+                ),
+            ),
+            2 => (
+                "Read",
+                format!("{{\"file_path\":{}", quoted(rng.pick(PATHS))),
+            ),
+            3 => (
+                "Grep",
+                "{\"pattern\":\"fn total|round\",\"path\":\"src\",\"output_mode\":\"content\""
+                    .to_owned(),
+            ),
+            4 => (
+                "Edit",
+                format!(
+                    "{{\"file_path\":{},\"old_string\":{},\"new_string\":{}",
+                    quoted(rng.pick(PATHS)),
+                    quoted(rng.pick(CODE)),
+                    quoted(rng.pick(CODE))
+                ),
+            ),
+            _ => (
+                "TodoWrite",
+                format!(
+                    "{{\"todos\":[{{\"content\":{},\"status\":\"in_progress\",\"activeForm\":\"Fixing\"}}]",
+                    quoted(rng.pick(PROSE))
+                ),
+            ),
+        };
+        let reasoned = rng.chance(70);
+        if reasoned {
+            let _ = write!(input, ",\"reason\":{}", quoted(rng.pick(REASONS)));
+        }
+        input.push('}');
+        (tool, input, reasoned)
+    }
+
+    /// A Claude Code transcript of about `bytes` bytes: each turn a user or assistant text
+    /// line, one `tool_use` line and one `tool_result` line that carries the output twice (the
+    /// message, and `toolUseResult`), as Claude Code writes it. `ids` numbers calls across files.
+    pub fn claude_code(
+        out: &mut dyn Write,
+        bytes: u64,
+        seed: u64,
+        ids: &mut u64,
+    ) -> io::Result<Expected> {
+        let mut rng = Rng::new(seed);
+        let mut written = 0u64;
+        let mut expected = Expected::default();
+        let mut session = String::new();
+        let mut turn = 0u64;
+        let mut uuid = 0u64;
+        let header = |rng: &mut Rng, session: &str, uuid: &mut u64, kind: &str| {
+            *uuid += 1;
+            let second = *uuid / 3;
+            format!(
+                "{{\"parentUuid\":\"{:08x}-6b1c-4d2a-9e0f-{:012x}\",\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"/home/dev/src/invoice-api\",\"sessionId\":\"{session}\",\"version\":\"2.0.76\",\"gitBranch\":\"fix/rounding\",\"type\":\"{kind}\",\"uuid\":\"{:08x}-6b1c-4d2a-9e0f-{:012x}\",\"timestamp\":\"2025-11-{:02}T{:02}:{:02}:{:02}.{:03}Z\"",
+                *uuid - 1,
+                rng.next() & 0xFFFF_FFFF_FFFF,
+                *uuid,
+                rng.next() & 0xFFFF_FFFF_FFFF,
+                1 + (second / 86_400) % 28,
+                (second / 3600) % 24,
+                (second / 60) % 60,
+                second % 60,
+                rng.below(1000)
+            )
+        };
+        while written < bytes {
+            if turn % 150 == 0 {
+                session = format!("{:08x}-7f2b-4c19-9a60-{:012x}", seed, turn);
+            }
+            turn += 1;
+            let mut lines = String::new();
+            let text = (0..1 + rng.below(3))
+                .map(|_| rng.pick(PROSE))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if rng.chance(15) {
+                let _ = writeln!(
+                    lines,
+                    "{},\"message\":{{\"role\":\"user\",\"content\":{}}}}}",
+                    header(&mut rng, &session, &mut uuid, "user"),
+                    quoted(&text)
+                );
+            } else if rng.chance(75) {
+                let _ = writeln!(
+                    lines,
+                    "{},\"requestId\":\"req_{:016x}\",\"message\":{{\"model\":\"claude-sonnet-4-5\",\"id\":\"msg_{:016x}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":{}}}],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":4,\"cache_read_input_tokens\":{},\"output_tokens\":{}}}}}}}",
+                    header(&mut rng, &session, &mut uuid, "assistant"),
+                    rng.next(),
+                    rng.next(),
+                    quoted(&text),
+                    rng.below(90_000),
+                    rng.below(900)
+                );
+            }
+            *ids += 1;
+            let id = format!("toolu_01{:016x}{:06}", rng.next(), *ids);
+            let (tool, input, reasoned) = claude_input(&mut rng);
+            let _ = writeln!(
+                lines,
+                "{},\"requestId\":\"req_{:016x}\",\"message\":{{\"model\":\"claude-sonnet-4-5\",\"id\":\"msg_{:016x}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"{tool}\",\"input\":{input}}}],\"stop_reason\":\"tool_use\",\"stop_sequence\":null,\"usage\":{{\"input_tokens\":4,\"cache_creation_input_tokens\":{},\"cache_read_input_tokens\":{},\"output_tokens\":{}}}}}}}",
+                header(&mut rng, &session, &mut uuid, "assistant"),
+                rng.next(),
+                rng.next(),
+                rng.below(9000),
+                rng.below(90_000),
+                rng.below(900)
+            );
+            expected.calls += 1;
+            if reasoned {
+                expected.present += 1;
+            } else {
+                expected.missing += 1;
+            }
+            let size = result_size(&mut rng);
+            let output = quoted(&result_text(&mut rng, size));
+            let _ = writeln!(
+                lines,
+                "{},\"message\":{{\"role\":\"user\",\"content\":[{{\"tool_use_id\":\"{id}\",\"type\":\"tool_result\",\"content\":{output},\"is_error\":false}}]}},\"toolUseResult\":{{\"stdout\":{output},\"stderr\":\"\",\"interrupted\":false,\"isImage\":false}}}}",
+                header(&mut rng, &session, &mut uuid, "user"),
+            );
+            out.write_all(lines.as_bytes())?;
+            written += lines.len() as u64;
+        }
+        Ok(expected)
+    }
+
+    const CHAT_TOOLS: &[(&str, &str)] = &[
+        ("read_file", "{\"path\":{\"type\":\"string\"}}"),
+        (
+            "run_shell",
+            "{\"command\":{\"type\":\"string\"},\"timeout\":{\"type\":\"integer\"}}",
+        ),
+        (
+            "search",
+            "{\"pattern\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"}}",
+        ),
+        (
+            "write_file",
+            "{\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}}",
+        ),
+    ];
+
+    /// OpenAI-chat-style conversations, one per line, each a request body: the messages with
+    /// assistant `tool_calls` (arguments as JSON strings) and `role: tool` results, and the
+    /// catalogue, recorded behind the reasons layer.
+    pub fn openai_chat(out: &mut dyn Write, bytes: u64) -> io::Result<Expected> {
+        let mut rng = Rng::new(7);
+        let mut written = 0u64;
+        let mut expected = Expected::default();
+        let mut calls = 0u64;
+        let layer =
+            quoted("One short sentence: why this call. Shown to the human reviewing the session.");
+        let tools: Vec<String> = CHAT_TOOLS
+            .iter()
+            .map(|(name, properties)| {
+                let properties = properties.strip_suffix('}').unwrap_or(properties);
+                let reason = format!("{{\"type\":\"string\",\"description\":{layer}}}");
+                let parameters =
+                    format!("{{\"type\":\"object\",\"properties\":{properties},\"reason\":{reason}}}}}");
+                format!(
+                    "{{\"type\":\"function\",\"function\":{{\"name\":\"{name}\",\"description\":\"Runs {name}.\",\"parameters\":{parameters}}}}}"
+                )
+            })
+            .collect();
+        let tools = tools.join(",");
+        let mut conversation = 0u64;
+        while written < bytes {
+            conversation += 1;
+            let mut line = format!(
+                "{{\"id\":\"conv-{conversation:08}\",\"model\":\"gpt-4o-2024-08-06\",\"messages\":[{{\"role\":\"system\",\"content\":\"You are a careful coding agent. Réponds en anglais.\"}},{{\"role\":\"user\",\"content\":{}}}",
+                quoted(rng.pick(PROSE))
+            );
+            for _ in 0..3 + rng.below(8) {
+                let mut results = Vec::new();
+                line.push_str(",{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[");
+                for n in 0..1 + rng.below(2) {
+                    calls += 1;
+                    let id = format!("call_{:012x}{calls:08}", rng.next() & 0xFFFF_FFFF_FFFF);
+                    let (name, _) = CHAT_TOOLS[rng.below(CHAT_TOOLS.len())];
+                    let mut arguments = match name {
+                        "run_shell" => {
+                            format!(
+                                "{{\"command\":{},\"timeout\":60",
+                                quoted(rng.pick(COMMANDS))
+                            )
+                        }
+                        "search" => "{\"pattern\":\"fn total\",\"path\":\"src\"".to_owned(),
+                        "write_file" => format!(
+                            "{{\"path\":{},\"content\":{}",
+                            quoted(rng.pick(PATHS)),
+                            quoted(&result_text(&mut rng, 300))
+                        ),
+                        _ => format!("{{\"path\":{}", quoted(rng.pick(PATHS))),
+                    };
+                    let reasoned = rng.chance(70);
+                    if reasoned {
+                        let _ = write!(arguments, ",\"reason\":{}", quoted(rng.pick(REASONS)));
+                    }
+                    arguments.push('}');
+                    expected.calls += 1;
+                    if reasoned {
+                        expected.present += 1;
+                    } else {
+                        expected.missing += 1;
+                    }
+                    if n > 0 {
+                        line.push(',');
+                    }
+                    let _ = write!(
+                        line,
+                        "{{\"id\":\"{id}\",\"type\":\"function\",\"function\":{{\"name\":\"{name}\",\"arguments\":{}}}}}",
+                        quoted(&arguments)
+                    );
+                    let size = result_size(&mut rng);
+                    results.push(format!(
+                        ",{{\"role\":\"tool\",\"tool_call_id\":\"{id}\",\"content\":{}}}",
+                        quoted(&result_text(&mut rng, size))
+                    ));
+                }
+                line.push_str("]}");
+                results.iter().for_each(|result| line.push_str(result));
+            }
+            let _ = writeln!(
+                line,
+                ",{{\"role\":\"assistant\",\"content\":{}}}],\"tools\":[{tools}],\"temperature\":0.2}}",
+                quoted(rng.pick(PROSE))
+            );
+            out.write_all(line.as_bytes())?;
+            written += line.len() as u64;
+        }
+        Ok(expected)
+    }
+}

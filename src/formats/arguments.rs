@@ -1,0 +1,224 @@
+//! What the rules of a source need of a call's arguments, taken while the line is at hand: the
+//! status and reason (as audited), a key that tells whether a later event records the same
+//! arguments, and the arguments themselves when the record keeps them.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use serde_json::Value;
+
+use super::json::{Json, Object, Parser};
+use crate::layer::REASON_PARAM;
+use crate::record::{ReasonField, Status};
+
+/// A call's arguments, read.
+#[derive(Debug, Clone)]
+pub(crate) struct Arguments {
+    /// The status the arguments give, before a catalogue can make the call `declared`.
+    pub(crate) status: Status,
+    /// The reason's text, when it is a string.
+    pub(crate) reason: Option<String>,
+    /// The same for the same arguments however they were encoded (a JSON string in one event,
+    /// an object in the next; keys in any order).
+    pub(crate) key: u64,
+    /// The arguments as a reviewer wants them (a JSON-encoded object decoded), when records
+    /// keep them.
+    pub(crate) kept: Option<Value>,
+}
+
+impl Arguments {
+    /// Reads the arguments a call was recorded with; `None` when it has none. A string is read
+    /// the way agent clients read it (see [`crate::envelope::decode_arguments`]): empty means no
+    /// arguments, and a JSON object in it is the arguments; `inner` parses that JSON.
+    pub(crate) fn read(arguments: Option<Json<'_>>, inner: &mut Parser, keep: bool) -> Arguments {
+        let Some(arguments) = arguments.filter(|arguments| !arguments.is_null()) else {
+            return Arguments::none(keep.then_some(Value::Null));
+        };
+        if let Some(object) = arguments.as_object() {
+            return Arguments::object(object, keep.then(|| arguments.to_value()));
+        }
+        match arguments.as_str() {
+            Some(text) => Arguments::string(&text, inner, keep),
+            None => {
+                let mut hasher = DefaultHasher::new();
+                hash_json(arguments, &mut hasher);
+                Arguments::not_an_object(hasher.finish(), keep.then(|| arguments.to_value()))
+            }
+        }
+    }
+
+    /// Arguments that are a JSON string holding `text` (streamed fragments joined, say).
+    pub(crate) fn string(text: &str, inner: &mut Parser, keep: bool) -> Arguments {
+        let original = || Value::String(text.to_owned());
+        if text.trim().is_empty() {
+            return Arguments::none(keep.then(original));
+        }
+        // The tree rejects exactly what serde_json rejects: text it cannot read is no JSON.
+        match inner
+            .parse(text)
+            .ok()
+            .and_then(|json| Some((json, json.as_object()?)))
+        {
+            Some((json, object)) => Arguments::object(object, keep.then(|| json.to_value())),
+            None => {
+                let mut hasher = DefaultHasher::new();
+                (3u8, text).hash(&mut hasher);
+                Arguments::not_an_object(hasher.finish(), keep.then(original))
+            }
+        }
+    }
+
+    /// Arguments recorded as JSON text (a streamed input joined); text that is no JSON is
+    /// still the arguments, as a string.
+    pub(crate) fn json_text(text: &str, keep: bool) -> Arguments {
+        let mut parser = Parser::default();
+        let mut inner = Parser::default();
+        match parser.parse(text) {
+            Ok(json) => Arguments::read(Some(json), &mut inner, keep),
+            Err(_) => Arguments::string(text, &mut inner, keep),
+        }
+    }
+
+    fn none(kept: Option<Value>) -> Arguments {
+        let (status, reason) = Status::of_reason_field(ReasonField::NoArguments);
+        Arguments {
+            status,
+            reason,
+            key: 0,
+            kept,
+        }
+    }
+
+    fn object(object: Object<'_>, kept: Option<Value>) -> Arguments {
+        let reason = object.get(REASON_PARAM);
+        let text = reason.and_then(Json::as_str);
+        let field = match (reason, &text) {
+            (None, _) => ReasonField::Absent,
+            (Some(_), Some(text)) => ReasonField::Text(text),
+            (Some(_), None) => ReasonField::NotText,
+        };
+        let (status, reason) = Status::of_reason_field(field);
+        let mut hasher = DefaultHasher::new();
+        hash_object(object, &mut hasher);
+        Arguments {
+            status,
+            reason,
+            key: hasher.finish(),
+            kept,
+        }
+    }
+
+    fn not_an_object(key: u64, kept: Option<Value>) -> Arguments {
+        let (status, reason) = Status::of_reason_field(ReasonField::NotAnObject);
+        Arguments {
+            status,
+            reason,
+            key,
+            kept,
+        }
+    }
+}
+
+fn hash_json(json: Json<'_>, hasher: &mut DefaultHasher) {
+    if json.is_null() {
+        0u8.hash(hasher);
+    } else if let Some(object) = json.as_object() {
+        hash_object(object, hasher);
+    } else if let Some(items) = json.as_array() {
+        (4u8, items.len()).hash(hasher);
+        items.for_each(|item| hash_json(item, hasher));
+    } else if let Some(text) = json.as_str() {
+        (3u8, text.as_ref()).hash(hasher);
+    } else if let Some(number) = json.as_number() {
+        // One number written two ways (`1.0`, `1.00`) is one argument.
+        let canonical = number
+            .parse::<serde_json::Number>()
+            .map_or_else(|_| number.to_owned(), |number| number.to_string());
+        (2u8, canonical).hash(hasher);
+    } else {
+        (1u8, json.as_bool()).hash(hasher);
+    }
+}
+
+/// Key order does not matter: each entry is hashed on its own and the hashes are added up.
+fn hash_object(object: Object<'_>, hasher: &mut DefaultHasher) {
+    let entries = object.iter().fold(0u64, |sum, (key, value)| {
+        let mut entry = DefaultHasher::new();
+        key.decode().hash(&mut entry);
+        hash_json(value, &mut entry);
+        sum.wrapping_add(entry.finish())
+    });
+    (5u8, object.len(), entries).hash(hasher);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Arguments {
+        let mut parser = Parser::default();
+        let json = parser.parse(text).expect("JSON");
+        Arguments::read(Some(json), &mut Parser::default(), true)
+    }
+
+    /// The reader's rule and the layer's (on `Value`) agree on every kind of arguments.
+    #[test]
+    fn statuses_and_kept_arguments_are_those_of_the_value_rules() {
+        for text in [
+            r#"{"reason":"why"}"#,
+            r#"{"reason":"  "}"#,
+            r#"{"reason":3}"#,
+            r#"{"path":"a"}"#,
+            r#""{\"reason\":\"why\"}""#,
+            r#""{\"path\":\"a\"}""#,
+            r#""[\"ls\"]""#,
+            r#""ls -la""#,
+            r#""  ""#,
+            r#""""#,
+            "null",
+            "[1,2]",
+            "42",
+            "true",
+            r#""{\"reason\":\"caf\\u00e9\"}""#,
+            r#"{"reason":"a\"b"}"#,
+        ] {
+            let value: Value = serde_json::from_str(text).expect("JSON");
+            let read = read(text);
+            assert_eq!(
+                (read.status, read.reason.clone()),
+                Status::of_arguments(&value),
+                "{text}"
+            );
+            let decoded = match crate::envelope::decode_arguments(&value) {
+                crate::envelope::Arguments::Object(map) => Value::Object(map.into_owned()),
+                _ => value,
+            };
+            assert_eq!(read.kept, Some(decoded), "{text}");
+        }
+        let absent = Arguments::read(None, &mut Parser::default(), true);
+        assert_eq!(
+            (absent.status, absent.kept),
+            (Status::Missing, Some(Value::Null))
+        );
+    }
+
+    #[test]
+    fn the_key_ignores_encoding_and_key_order_but_not_content() {
+        let key = |text: &str| read(text).key;
+        assert_eq!(
+            key(r#"{"a":1,"b":[true,"x"]}"#),
+            key(r#"{"b":[true,"x"],"a":1}"#)
+        );
+        assert_eq!(
+            key(r#"{"a":1.0}"#),
+            key(r#""{ \"a\": 1.00 }""#),
+            "a JSON string and an object"
+        );
+        assert_eq!(key("null"), key(r#""""#));
+        assert_ne!(key(r#"{"a":1}"#), key(r#"{"a":2}"#));
+        assert_ne!(key(r#"{"a":1}"#), key(r#"{"b":1}"#));
+        assert_ne!(key(r#"{"a":"1"}"#), key(r#"{"a":1}"#));
+        assert_ne!(key(r#"{"a":[1,2]}"#), key(r#"{"a":[2,1]}"#));
+        assert_ne!(key(r#""ls""#), key(r#""pwd""#));
+    }
+}

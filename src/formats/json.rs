@@ -1,0 +1,920 @@
+//! A JSON tree for reading events, borrowed from the line it was parsed from.
+//!
+//! Readers look at a few keys of a few objects and skip the rest, mostly long strings: tool
+//! output, file contents. Building `serde_json::Value`s for all of it (an allocation for every
+//! string and key, a hash map for every object) was most of the time spent on lines that hold a
+//! call. Here a string stays as written until a reader asks for it, objects are lists of entries
+//! searched in place, and every node of a line lives in one buffer that is reused for the next
+//! line: parsing allocates nothing once the buffers have grown.
+//!
+//! The tree must mean exactly what `serde_json::Value` means, so the parser accepts exactly what
+//! `serde_json::from_str::<Value>` accepts: UTF-8, RFC 8259 with strict escapes (surrogates
+//! paired), no raw control characters in strings, numbers that fit an `f64`, at most 127 nested
+//! containers; and a key that comes twice keeps its first place and its last value, as in a
+//! `Value` map. Whatever it rejects goes back to serde_json, whose verdict and message are final.
+//!
+//! The text is UTF-8 already (the reader checks each line with a SIMD validator first), so a
+//! string is a slice of it: nothing is copied or checked again when a reader asks for one.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+/// serde_json's nesting limit: its 128th nested array or object is an error.
+const MAX_DEPTH: usize = 127;
+
+#[derive(Debug, Clone, Copy)]
+enum Node {
+    Null,
+    Bool(bool),
+    /// The number as written, `start..end` of the text.
+    Number {
+        start: usize,
+        end: usize,
+    },
+    /// The string between its quotes, as written; `escaped` when it holds a backslash.
+    String {
+        start: usize,
+        end: usize,
+        escaped: bool,
+    },
+    /// Items at `first..first + len` of the node buffer; the array is `start..end` of the
+    /// text.
+    Array {
+        first: u32,
+        len: u32,
+        start: usize,
+        end: usize,
+    },
+    /// Entries at `first..first + 2 * len`: a key (a `String` node), then its value; `keys`
+    /// has the [`fingerprint`] bit of every key set.
+    Object {
+        first: usize,
+        len: usize,
+        keys: u64,
+    },
+}
+
+/// Parses JSON into a [`Json`] tree, reusing its buffers from one parse to the next.
+#[derive(Debug, Default)]
+pub(crate) struct Parser {
+    /// Finished containers' children, each container's contiguous.
+    nodes: Vec<Node>,
+    /// Children of the containers still open.
+    stack: Vec<Node>,
+}
+
+/// The text is not JSON as serde_json reads it (or the parser is not sure): ask serde_json.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rejected;
+
+type Parsed<T> = Result<T, Rejected>;
+
+impl Parser {
+    /// Parses `text`, which must be one JSON value with nothing but whitespace around it.
+    pub(crate) fn parse<'p>(&'p mut self, text: &'p str) -> Parsed<Json<'p>> {
+        let mut at = 0;
+        let json = self.parse_next(text, &mut at)?;
+        skip_whitespace(text.as_bytes(), &mut at);
+        if at != text.len() {
+            return Err(Rejected);
+        }
+        Ok(json)
+    }
+
+    /// Parses the value that starts at `*at` (after whitespace) and leaves `*at` just past it:
+    /// one value of a text that holds several. The tree replaces the one parsed before.
+    pub(crate) fn parse_next<'p>(&'p mut self, text: &'p str, at: &mut usize) -> Parsed<Json<'p>> {
+        self.nodes.clear();
+        self.stack.clear();
+        let bytes = text.as_bytes();
+        skip_whitespace(bytes, at);
+        self.value(bytes, at, 0)?;
+        let node = self.stack.pop().ok_or(Rejected)?;
+        Ok(Json {
+            text,
+            nodes: &self.nodes,
+            node,
+        })
+    }
+
+    /// Parses one value onto the stack. Nodes go straight into the stack rather than back to
+    /// the caller: an enum returned through memory and read back at once stalled the processor
+    /// on every value (a quarter of the parse).
+    fn value(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
+        let node = match bytes.get(*at) {
+            Some(b'{') => return self.object(bytes, at, depth),
+            Some(b'[') => return self.array(bytes, at, depth),
+            Some(b'"') => {
+                let start = *at + 1;
+                let mut escaped = false;
+                let end = string(bytes, at, &mut escaped)?;
+                Node::String {
+                    start,
+                    end,
+                    escaped,
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let start = *at;
+                let end = number(bytes, at)?;
+                Node::Number { start, end }
+            }
+            Some(b't') => literal(bytes, at, b"true", Node::Bool(true))?,
+            Some(b'f') => literal(bytes, at, b"false", Node::Bool(false))?,
+            Some(b'n') => literal(bytes, at, b"null", Node::Null)?,
+            _ => return Err(Rejected),
+        };
+        self.stack.push(node);
+        Ok(())
+    }
+
+    fn array(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
+        if depth >= MAX_DEPTH {
+            return Err(Rejected);
+        }
+        let start = *at;
+        *at += 1;
+        let mark = self.stack.len();
+        skip_whitespace(bytes, at);
+        if bytes.get(*at) == Some(&b']') {
+            *at += 1;
+        } else {
+            loop {
+                skip_whitespace(bytes, at);
+                self.value(bytes, at, depth + 1)?;
+                skip_whitespace(bytes, at);
+                match bytes.get(*at) {
+                    Some(b',') => *at += 1,
+                    Some(b']') => {
+                        *at += 1;
+                        break;
+                    }
+                    _ => return Err(Rejected),
+                }
+            }
+        }
+        // Four billion nodes in one line would not fit in memory first.
+        let first = u32::try_from(self.nodes.len()).map_err(|_| Rejected)?;
+        let len = u32::try_from(self.stack.len() - mark).map_err(|_| Rejected)?;
+        // Nodes are plain data: one copy of the whole run.
+        self.nodes.extend_from_slice(&self.stack[mark..]);
+        self.stack.truncate(mark);
+        self.stack.push(Node::Array {
+            first,
+            len,
+            start,
+            end: *at,
+        });
+        Ok(())
+    }
+
+    fn object(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
+        if depth >= MAX_DEPTH {
+            return Err(Rejected);
+        }
+        *at += 1;
+        let mark = self.stack.len();
+        skip_whitespace(bytes, at);
+        if bytes.get(*at) == Some(&b'}') {
+            *at += 1;
+        } else {
+            loop {
+                skip_whitespace(bytes, at);
+                if bytes.get(*at) != Some(&b'"') {
+                    return Err(Rejected);
+                }
+                let start = *at + 1;
+                let mut escaped = false;
+                let end = string(bytes, at, &mut escaped)?;
+                self.stack.push(Node::String {
+                    start,
+                    end,
+                    escaped,
+                });
+                skip_whitespace(bytes, at);
+                if bytes.get(*at) != Some(&b':') {
+                    return Err(Rejected);
+                }
+                *at += 1;
+                skip_whitespace(bytes, at);
+                self.value(bytes, at, depth + 1)?;
+                skip_whitespace(bytes, at);
+                match bytes.get(*at) {
+                    Some(b',') => *at += 1,
+                    Some(b'}') => {
+                        *at += 1;
+                        break;
+                    }
+                    _ => return Err(Rejected),
+                }
+            }
+        }
+        let mut keys = 0;
+        if has_duplicate_key(bytes, &self.stack[mark..], &mut keys) {
+            keep_last_values(bytes, &mut self.stack, mark);
+        }
+        let first = self.nodes.len();
+        let len = (self.stack.len() - mark) / 2;
+        self.nodes.extend_from_slice(&self.stack[mark..]);
+        self.stack.truncate(mark);
+        self.stack.push(Node::Object { first, len, keys });
+        Ok(())
+    }
+}
+
+fn skip_whitespace(bytes: &[u8], at: &mut usize) {
+    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(*at) {
+        *at += 1;
+    }
+}
+
+fn literal(bytes: &[u8], at: &mut usize, word: &[u8], node: Node) -> Parsed<Node> {
+    if !bytes[*at..].starts_with(word) {
+        return Err(Rejected);
+    }
+    *at += word.len();
+    Ok(node)
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Sets the high bit of each byte of `word` that ends plain string content: a quote, a
+/// backslash or a control character. The first byte marked (in memory order) is always one of
+/// those; bytes after it may be marked wrongly, which does not matter.
+fn specials(word: u64) -> u64 {
+    let quote = word ^ (LOW_BITS * u64::from(b'"'));
+    let backslash = word ^ (LOW_BITS * u64::from(b'\\'));
+    let zero_quote = quote.wrapping_sub(LOW_BITS) & !quote;
+    let zero_backslash = backslash.wrapping_sub(LOW_BITS) & !backslash;
+    let below_space = word.wrapping_sub(LOW_BITS * 0x20) & !word;
+    (zero_quote | zero_backslash | below_space) & HIGH_BITS
+}
+
+fn is_special(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// Reads the string whose opening quote is at `*at`, eight bytes at a time between escapes;
+/// returns where its closing quote is, and leaves `*at` past it. `escaped` is set when it holds
+/// a backslash.
+fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed<usize> {
+    let mut end = *at + 1;
+    loop {
+        loop {
+            match bytes.get(end..end + 8).map(<[u8; 8]>::try_from) {
+                Some(Ok(chunk)) => {
+                    let found = specials(u64::from_le_bytes(chunk));
+                    if found != 0 {
+                        end += (found.trailing_zeros() / 8) as usize;
+                        break;
+                    }
+                    end += 8;
+                }
+                _ => {
+                    let rest = &bytes[end.min(bytes.len())..];
+                    end += rest
+                        .iter()
+                        .position(|&byte| is_special(byte))
+                        .ok_or(Rejected)?;
+                    break;
+                }
+            }
+        }
+        match bytes[end] {
+            b'"' => {
+                *at = end + 1;
+                return Ok(end);
+            }
+            b'\\' => {
+                *escaped = true;
+                end += escape_length(&bytes[end..])?;
+            }
+            _ => return Err(Rejected),
+        }
+    }
+}
+
+/// The length of the escape at the start of `bytes` (a backslash and what follows), when it is
+/// one serde_json accepts in a string: `\uD800`–`\uDBFF` only followed by `\uDC00`–`\uDFFF`.
+fn escape_length(bytes: &[u8]) -> Parsed<usize> {
+    match bytes.get(1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(2),
+        Some(b'u') => match hex4(&bytes[2..])? {
+            0xDC00..=0xDFFF => Err(Rejected),
+            0xD800..=0xDBFF => match (bytes.get(6..8), bytes.get(8..).map(hex4)) {
+                (Some(b"\\u"), Some(Ok(0xDC00..=0xDFFF))) => Ok(12),
+                _ => Err(Rejected),
+            },
+            _ => Ok(6),
+        },
+        _ => Err(Rejected),
+    }
+}
+
+fn hex4(bytes: &[u8]) -> Parsed<u16> {
+    let digits = bytes.get(..4).ok_or(Rejected)?;
+    digits.iter().try_fold(0u16, |value, &digit| {
+        let nibble = (digit as char).to_digit(16).ok_or(Rejected)?;
+        Ok(value << 4 | nibble as u16)
+    })
+}
+
+/// Reads the number at `*at`; returns where it ends, and leaves `*at` there.
+fn number(bytes: &[u8], at: &mut usize) -> Parsed<usize> {
+    let start = *at;
+    let mut end = start + usize::from(bytes[start] == b'-');
+    let digits = |end: &mut usize| {
+        let from = *end;
+        while bytes.get(*end).is_some_and(u8::is_ascii_digit) {
+            *end += 1;
+        }
+        *end - from
+    };
+    let integer_digits = match bytes.get(end) {
+        // One leading zero, never followed by another digit.
+        Some(b'0') => {
+            end += 1;
+            if bytes.get(end).is_some_and(u8::is_ascii_digit) {
+                return Err(Rejected);
+            }
+            1
+        }
+        Some(b'1'..=b'9') => digits(&mut end),
+        _ => return Err(Rejected),
+    };
+    let mut plain = integer_digits <= 18;
+    if bytes.get(end) == Some(&b'.') {
+        end += 1;
+        if digits(&mut end) == 0 {
+            return Err(Rejected);
+        }
+        plain = false;
+    }
+    if let Some(b'e' | b'E') = bytes.get(end) {
+        end += 1;
+        if let Some(b'+' | b'-') = bytes.get(end) {
+            end += 1;
+        }
+        if digits(&mut end) == 0 {
+            return Err(Rejected);
+        }
+        plain = false;
+    }
+    // An integer of up to 18 digits always fits; anything else may not fit an f64, which
+    // serde_json rejects: let it decide.
+    if !plain
+        && number_text(bytes, start, end)
+            .parse::<serde_json::Number>()
+            .is_err()
+    {
+        return Err(Rejected);
+    }
+    *at = end;
+    Ok(end)
+}
+
+/// The text of a number the parser has checked: ASCII digits and signs only.
+fn number_text(bytes: &[u8], start: usize, end: usize) -> &str {
+    std::str::from_utf8(&bytes[start..end]).unwrap_or_default()
+}
+
+/// A piece of the text between ASCII delimiters, which are always character boundaries.
+fn slice(text: &str, start: usize, end: usize) -> &str {
+    text.get(start..end).unwrap_or_default()
+}
+
+/// One bit of 64 that a key sets in its object's fingerprint, from its length and its first and
+/// last bytes: looking up a key the object does not have mostly ends at that bit. A key with
+/// escapes may equal any other once decoded, so it sets every bit.
+fn fingerprint(raw: &[u8], escaped: bool) -> u64 {
+    if escaped {
+        return u64::MAX;
+    }
+    let (first, last) = match raw {
+        [] => (0, 0),
+        [first, .., last] => (*first, *last),
+        [only] => (*only, *only),
+    };
+    let mix = raw.len() ^ usize::from(first) << 1 ^ usize::from(last) << 3;
+    1u64 << (mix % 64)
+}
+
+/// Whether two keys of an object (the entries of `entries`, key then value) are the same
+/// string; `keys` gets the fingerprint of every key. The fingerprint rules most pairs out
+/// before any comparison.
+fn has_duplicate_key(bytes: &[u8], entries: &[Node], keys: &mut u64) -> bool {
+    let mut duplicate = false;
+    for (index, key) in entries.iter().step_by(2).enumerate() {
+        let Node::String {
+            start,
+            end,
+            escaped,
+        } = *key
+        else {
+            continue;
+        };
+        let bit = fingerprint(&bytes[start..end], escaped);
+        if *keys & bit != 0
+            && !duplicate
+            && entries[..index * 2]
+                .iter()
+                .step_by(2)
+                .any(|earlier| same_key(bytes, earlier, key))
+        {
+            duplicate = true;
+        }
+        *keys |= bit;
+    }
+    duplicate
+}
+
+fn same_key(bytes: &[u8], a: &Node, b: &Node) -> bool {
+    match (a, b) {
+        (
+            Node::String {
+                start: a_start,
+                end: a_end,
+                escaped: false,
+            },
+            Node::String {
+                start: b_start,
+                end: b_end,
+                escaped: false,
+            },
+        ) => bytes[*a_start..*a_end] == bytes[*b_start..*b_end],
+        _ => decode_node(bytes, a) == decode_node(bytes, b),
+    }
+}
+
+fn decode_node<'t>(bytes: &'t [u8], node: &Node) -> Cow<'t, str> {
+    match *node {
+        Node::String {
+            start,
+            end,
+            escaped,
+        } => match std::str::from_utf8(&bytes[start..end]) {
+            Ok(raw) => decode(raw, escaped),
+            Err(_) => Cow::Borrowed(""),
+        },
+        _ => Cow::Borrowed(""),
+    }
+}
+
+/// Makes an object's entries (at `stack[mark..]`) unique the way a `Value` map does: each key
+/// where it first came, with the value it was given last. Rare: only hand-made JSON repeats keys.
+fn keep_last_values(bytes: &[u8], stack: &mut Vec<Node>, mark: usize) {
+    let entries: Vec<(Node, Node)> = stack[mark..]
+        .chunks(2)
+        .map(|pair| (pair[0], pair[1]))
+        .collect();
+    let mut unique: Vec<(Node, Node)> = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        match unique
+            .iter_mut()
+            .find(|(earlier, _)| same_key(bytes, earlier, &key))
+        {
+            Some(entry) => entry.1 = value,
+            None => unique.push((key, value)),
+        }
+    }
+    stack.truncate(mark);
+    for (key, value) in unique {
+        stack.push(key);
+        stack.push(value);
+    }
+}
+
+/// A string's text with its escapes resolved. The parser has checked that it is UTF-8 and that
+/// every escape is one JSON allows.
+fn decode(raw: &str, escaped: bool) -> Cow<'_, str> {
+    if !escaped {
+        return Cow::Borrowed(raw);
+    }
+    let raw = raw.as_bytes();
+    let mut text = Vec::with_capacity(raw.len());
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'\\', &raw[at..]) {
+        text.extend_from_slice(&raw[at..at + found]);
+        at += found;
+        let (code, length) = match raw.get(at + 1) {
+            Some(b'b') => (0x08, 2),
+            Some(b'f') => (0x0C, 2),
+            Some(b'n') => (u32::from(b'\n'), 2),
+            Some(b'r') => (u32::from(b'\r'), 2),
+            Some(b't') => (u32::from(b'\t'), 2),
+            Some(b'u') => {
+                let first = u32::from(hex4(&raw[at + 2..]).unwrap_or_default());
+                if (0xD800..0xDC00).contains(&first) {
+                    let second = u32::from(hex4(&raw[at + 8..]).unwrap_or_default());
+                    (
+                        0x10000 + ((first - 0xD800) << 10 | (second.wrapping_sub(0xDC00))),
+                        12,
+                    )
+                } else {
+                    (first, 6)
+                }
+            }
+            Some(&other) => (u32::from(other), 2),
+            None => break,
+        };
+        let mut utf8 = [0; 4];
+        let code = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+        text.extend_from_slice(code.encode_utf8(&mut utf8).as_bytes());
+        at += length;
+    }
+    text.extend_from_slice(&raw[at.min(raw.len())..]);
+    Cow::Owned(String::from_utf8(text).unwrap_or_default())
+}
+
+/// One value of a parsed tree.
+#[derive(Clone, Copy)]
+pub(crate) struct Json<'p> {
+    text: &'p str,
+    nodes: &'p [Node],
+    node: Node,
+}
+
+impl std::fmt::Debug for Json<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.to_value())
+    }
+}
+
+impl<'p> Json<'p> {
+    fn at(self, index: usize) -> Json<'p> {
+        Json {
+            node: self.nodes[index],
+            ..self
+        }
+    }
+
+    pub(crate) fn as_object(self) -> Option<Object<'p>> {
+        match self.node {
+            Node::Object { first, len, keys } => Some(Object {
+                json: self,
+                first,
+                len,
+                keys,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The items of an array.
+    pub(crate) fn as_array(self) -> Option<impl ExactSizeIterator<Item = Json<'p>> + Clone> {
+        match self.node {
+            Node::Array { first, len, .. } => {
+                let (first, len) = (first as usize, len as usize);
+                Some((first..first + len).map(move |at| self.at(at)))
+            }
+            _ => None,
+        }
+    }
+
+    /// An array as written.
+    pub(crate) fn array_text(self) -> Option<&'p str> {
+        match self.node {
+            Node::Array { start, end, .. } => Some(slice(self.text, start, end)),
+            _ => None,
+        }
+    }
+
+    /// A string, its escapes resolved.
+    pub(crate) fn as_str(self) -> Option<Cow<'p, str>> {
+        self.as_text().map(Text::decode)
+    }
+
+    pub(crate) fn as_text(self) -> Option<Text<'p>> {
+        match self.node {
+            Node::String {
+                start,
+                end,
+                escaped,
+            } => Some(Text {
+                raw: slice(self.text, start, end),
+                escaped,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A number as written.
+    pub(crate) fn as_number(self) -> Option<&'p str> {
+        match self.node {
+            Node::Number { start, end } => Some(slice(self.text, start, end)),
+            _ => None,
+        }
+    }
+
+    /// A non-negative integer, the way `Value::as_u64` reads one.
+    pub(crate) fn as_u64(self) -> Option<u64> {
+        self.as_number()?
+            .parse::<serde_json::Number>()
+            .ok()?
+            .as_u64()
+    }
+
+    pub(crate) fn as_bool(self) -> Option<bool> {
+        match self.node {
+            Node::Bool(flag) => Some(flag),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_null(self) -> bool {
+        matches!(self.node, Node::Null)
+    }
+
+    pub(crate) fn is_string(self) -> bool {
+        matches!(self.node, Node::String { .. })
+    }
+
+    pub(crate) fn is_array(self) -> bool {
+        matches!(self.node, Node::Array { .. })
+    }
+
+    pub(crate) fn is_object(self) -> bool {
+        matches!(self.node, Node::Object { .. })
+    }
+
+    /// The same value as a `serde_json::Value`, for the code that works on those.
+    pub(crate) fn to_value(self) -> Value {
+        match self.node {
+            Node::Null => Value::Null,
+            Node::Bool(flag) => Value::Bool(flag),
+            Node::Number { .. } => self
+                .as_number()
+                .and_then(|number| number.parse::<serde_json::Number>().ok())
+                .map_or(Value::Null, Value::Number),
+            Node::String { .. } => Value::String(self.as_str().unwrap_or_default().into_owned()),
+            Node::Array { .. } => Value::Array(
+                self.as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(Json::to_value)
+                    .collect(),
+            ),
+            Node::Object { .. } => Value::Object(
+                self.as_object()
+                    .into_iter()
+                    .flat_map(Object::iter)
+                    .map(|(key, value)| (key.decode().into_owned(), value.to_value()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A string as written in the JSON text.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Text<'p> {
+    raw: &'p str,
+    escaped: bool,
+}
+
+impl<'p> Text<'p> {
+    pub(crate) fn decode(self) -> Cow<'p, str> {
+        decode(self.raw, self.escaped)
+    }
+
+    /// Whether the string is `text`, without decoding it when it has no escapes.
+    pub(crate) fn is(self, text: &str) -> bool {
+        if self.escaped {
+            self.decode() == text
+        } else {
+            self.raw == text
+        }
+    }
+}
+
+/// One object of a parsed tree; its entries in the order they were written.
+#[derive(Clone, Copy)]
+pub(crate) struct Object<'p> {
+    json: Json<'p>,
+    first: usize,
+    len: usize,
+    keys: u64,
+}
+
+impl<'p> Object<'p> {
+    pub(crate) fn get(self, key: &str) -> Option<Json<'p>> {
+        let wanted = key.as_bytes();
+        if self.keys & fingerprint(wanted, false) == 0 {
+            return None;
+        }
+        // Shapes look up a dozen keys in every object: straight over the key nodes, lengths
+        // and first bytes before whole keys.
+        let bytes = self.json.text.as_bytes();
+        (0..self.len).find_map(|entry| {
+            let at = self.first + 2 * entry;
+            let Node::String {
+                start,
+                end,
+                escaped,
+            } = self.json.nodes[at]
+            else {
+                return None;
+            };
+            let same = if escaped {
+                decode(slice(self.json.text, start, end), true) == key
+            } else {
+                end - start == wanted.len()
+                    && bytes.get(start) == wanted.first()
+                    && bytes[start..end] == *wanted
+            };
+            same.then(|| self.json.at(at + 1))
+        })
+    }
+
+    pub(crate) fn len(self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn contains_key(self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    pub(crate) fn iter(self) -> impl Iterator<Item = (Text<'p>, Json<'p>)> + Clone {
+        (0..self.len).map(move |entry| {
+            let at = self.first + 2 * entry;
+            let key = self.json.at(at).as_text().unwrap_or(Text {
+                raw: "",
+                escaped: false,
+            });
+            (key, self.json.at(at + 1))
+        })
+    }
+
+    pub(crate) fn values(self) -> impl Iterator<Item = Json<'p>> + Clone {
+        self.iter().map(|(_, value)| value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn parsed(text: &str) -> Option<Value> {
+        let mut parser = Parser::default();
+        parser.parse(text).ok().map(Json::to_value)
+    }
+
+    /// What serde_json makes of `text`, compared with the tree: both reject it, or both read
+    /// the same value.
+    fn agrees(text: &str) {
+        let reference = serde_json::from_str::<Value>(text).ok();
+        assert_eq!(parsed(text), reference, "{text:?}");
+    }
+
+    #[test]
+    fn reads_what_serde_json_reads() {
+        for text in [
+            r#"{"a":[1,-2.5e3,true,false,null,"x"],"b":{}}"#,
+            " [ 1 , { \"k\" : \"v\" } ]\n",
+            r#""caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \b\f\n\r\t""#,
+            "\"日本語\"",
+            "0",
+            "-0",
+            "123456789012345678901234567890",
+            "1E+2",
+            "1e-400",
+            "0e99999999999999999999",
+            r#"{"a":1,"b":{"x":1},"a":2}"#,
+            r#"{"a":1,"b":2,"\u0061":3}"#,
+            r#"{"a":{"c":1},"b":2,"c":3,"d":4,"a":[5]}"#,
+        ] {
+            agrees(text);
+        }
+    }
+
+    #[test]
+    fn rejects_what_serde_json_rejects() {
+        for text in [
+            "",
+            "01",
+            "1.",
+            "-",
+            ".5",
+            "+1",
+            "1e",
+            "1e400",
+            "-1e400",
+            "1e99999999999999999999",
+            "\"\\uD800\"",
+            "\"\\uDC00\"",
+            "\"\\uD800\\n\"",
+            "\"\\uD800\\uD800\"",
+            "\"a\tb\"",
+            "\"\\U0041\"",
+            "\"\\x\"",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\" 1}",
+            "{1:2}",
+            "[1 2]",
+            "tru",
+            "nul",
+            "truex",
+            "{} {}",
+            "\"unclosed",
+            "[",
+            "{\"a\":",
+        ] {
+            agrees(text);
+        }
+    }
+
+    #[test]
+    fn the_nesting_limit_is_serde_jsons() {
+        for depth in [126, 127, 128, 200] {
+            let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            agrees(&text);
+            let text = format!(
+                "{}1{}",
+                "{\"a\":[".repeat(depth / 2),
+                "]}".repeat(depth / 2)
+            );
+            agrees(&text);
+        }
+    }
+
+    #[test]
+    fn strings_are_borrowed_until_decoded() {
+        let mut parser = Parser::default();
+        let json = parser.parse(r#"{"plain":"x","escaped":"a\"b"}"#).unwrap();
+        let object = json.as_object().unwrap();
+        assert!(matches!(
+            object.get("plain").unwrap().as_str(),
+            Some(Cow::Borrowed("x"))
+        ));
+        assert_eq!(object.get("escaped").unwrap().as_str().unwrap(), "a\"b");
+        assert!(object.get("escaped").unwrap().as_text().unwrap().is("a\"b"));
+    }
+
+    #[test]
+    fn a_parser_is_reused_across_texts() {
+        let mut parser = Parser::default();
+        for text in [r#"[1,[2,[3]]]"#, r#"{"a":{"b":{}}}"#, "\"s\"", "[[]]"] {
+            let json = parser.parse(text).map(Json::to_value);
+            assert_eq!(json.ok(), serde_json::from_str(text).ok());
+        }
+    }
+
+    /// JSON-ish text: valid JSON, cut and spliced and sprinkled with the characters that matter.
+    fn jsonish() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            any::<bool>().prop_map(|flag| flag.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|n| n.to_string()),
+            "[ -~é\u{1F600}\\\\\"\t]{0,8}".prop_map(|text| format!("\"{text}\"")),
+            "(\\\\u[0-9a-fA-F]{4}|\\\\[\"\\\\/bfnrtxu]|[a-z]){0,4}"
+                .prop_map(|text| format!("\"{text}\"")),
+            "-?[0-9]{0,3}(\\.[0-9]{0,2})?([eE][+-]?[0-9]{0,4})?",
+        ];
+        let value = leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|items| format!("[{}]", items.join(","))),
+                prop::collection::vec(("[a-c]{1,2}", inner), 0..5).prop_map(|entries| {
+                    let entries: Vec<String> = entries
+                        .into_iter()
+                        .map(|(key, value)| format!("\"{key}\" : {value}"))
+                        .collect();
+                    format!("{{{}}}", entries.join(","))
+                }),
+            ]
+        });
+        (
+            value,
+            any::<prop::sample::Index>(),
+            "[ ,:\\[\\]{}\"\\\\0-9a-z]{0,2}",
+        )
+            .prop_map(|(text, cut, noise)| {
+                // Half the time, damage the text at one place.
+                if cut.index(4) == 0 && !text.is_empty() {
+                    let at = cut.index(text.len());
+                    let at = (0..=at)
+                        .rev()
+                        .find(|&at| text.is_char_boundary(at))
+                        .unwrap_or(0);
+                    format!("{}{noise}{}", &text[..at], &text[at..])
+                } else {
+                    text
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn accepts_and_reads_exactly_what_serde_json_does(text in jsonish()) {
+            let reference = serde_json::from_str::<Value>(&text).ok();
+            prop_assert_eq!(parsed(&text), reference, "{:?}", text);
+        }
+    }
+}
