@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::util::{arg, claude_call, log_file, reasons, records, run, run_with_stdin};
+use crate::util::{
+    arg, claude_call, log_file, output_with_stdin, reasons, records, run, run_with_stdin,
+};
 
 /// A call line, as a transcript writes it.
 fn call(id: &str) -> String {
@@ -29,20 +31,7 @@ fn ids(stdout: &str) -> Vec<String> {
 /// Runs `reasons filter` on `input` and returns its stdout, asserting a quiet success.
 #[track_caller]
 fn filter_bytes(input: &[u8]) -> Vec<u8> {
-    let mut child = reasons()
-        .arg("filter")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("reasons starts");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let output = child.wait_with_output().expect("reasons runs");
-    writer.join().expect("the writer finishes");
+    let output = output_with_stdin(&["filter"], input);
     assert_eq!(
         output.status.code(),
         Some(0),
