@@ -180,12 +180,7 @@ impl Filter {
     /// Passes one line (with or without its line ending) through the layer.
     pub fn line<'a>(&mut self, line: &'a [u8]) -> Line<'a> {
         let (body, ending) = split_ending(line);
-        // Most lines of a session (results, notifications) can hold neither a catalogue nor a
-        // call; telling them apart without building a JSON tree keeps the stream fast.
-        if !self.needles.any_in(body) {
-            return Line::untouched(line);
-        }
-        let Some(mut value) = parse(body) else {
+        let Some(mut value) = self.needles.parse_candidate(body) else {
             return Line::untouched(line);
         };
         let mut reasons = Vec::new();
@@ -310,10 +305,7 @@ impl ClientToServer {
     /// noted before its answer can arrive.
     pub fn line<'a>(&mut self, line: &'a [u8]) -> Line<'a> {
         let (body, ending) = split_ending(line);
-        if !self.needles.any_in(body) {
-            return Line::untouched(line);
-        }
-        let Some(mut value) = parse(body) else {
+        let Some(mut value) = self.needles.parse_candidate(body) else {
             return Line::untouched(line);
         };
         let tracked = self.shared.tracked();
@@ -476,8 +468,14 @@ impl Needles {
         Needles(finders)
     }
 
-    fn any_in(&self, body: &[u8]) -> bool {
-        self.0.iter().any(|finder| finder.find(body).is_some())
+    /// The line as JSON when it may be rewritten. Most lines of a session (results,
+    /// notifications) can hold neither a catalogue nor a call; telling them apart without
+    /// building a JSON tree keeps the stream fast.
+    fn parse_candidate(&self, body: &[u8]) -> Option<Value> {
+        if !self.0.iter().any(|finder| finder.find(body).is_some()) {
+            return None;
+        }
+        parse(body)
     }
 }
 
