@@ -332,14 +332,16 @@ impl Tally {
 
     /// Where the group of `key` is, made when it is new.
     fn group_at(&mut self, key: String) -> usize {
-        let next = self.groups.len();
-        let at = *self.index.entry(key.clone()).or_insert(next);
-        if at == next {
-            self.groups.push(Group {
-                key,
-                counts: Counts::default(),
-            });
+        // Merging a file's tally meets mostly known keys: look before copying the key.
+        if let Some(&at) = self.index.get(&key) {
+            return at;
         }
+        let at = self.groups.len();
+        self.index.insert(key.clone(), at);
+        self.groups.push(Group {
+            key,
+            counts: Counts::default(),
+        });
         at
     }
 
