@@ -2,8 +2,9 @@
 //! status and reason (as audited), a key that tells whether a later event records the same
 //! arguments, and the arguments themselves when the record keeps them.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use foldhash::quality::{FixedState, FoldHasher};
 
 use serde_json::Value;
 
@@ -40,7 +41,7 @@ impl Arguments {
         match arguments.as_str() {
             Some(text) => Arguments::string(&text, inner, keep),
             None => {
-                let mut hasher = DefaultHasher::new();
+                let mut hasher = key_hasher();
                 hash_json(arguments, &mut hasher);
                 Arguments::not_an_object(hasher.finish(), keep.then(|| arguments.to_value()))
             }
@@ -61,7 +62,7 @@ impl Arguments {
         {
             Some((json, object)) => Arguments::object(object, keep.then(|| json.to_value())),
             None => {
-                let mut hasher = DefaultHasher::new();
+                let mut hasher = key_hasher();
                 (3u8, text).hash(&mut hasher);
                 Arguments::not_an_object(hasher.finish(), keep.then(original))
             }
@@ -98,7 +99,7 @@ impl Arguments {
             (Some(_), None) => ReasonField::NotText,
         };
         let (status, reason) = Status::of_reason_field(field);
-        let mut hasher = DefaultHasher::new();
+        let mut hasher = key_hasher();
         hash_object(object, &mut hasher);
         Arguments {
             status,
@@ -119,7 +120,7 @@ impl Arguments {
     }
 }
 
-fn hash_json(json: Json<'_>, hasher: &mut DefaultHasher) {
+fn hash_json(json: Json<'_>, hasher: &mut FoldHasher) {
     if json.is_null() {
         0u8.hash(hasher);
     } else if let Some(object) = json.as_object() {
@@ -140,10 +141,18 @@ fn hash_json(json: Json<'_>, hasher: &mut DefaultHasher) {
     }
 }
 
+/// What the keys of arguments are hashed with. The key only tells repeats apart within one run,
+/// so it need not be keyed: foldhash hashes a call's arguments several times faster than the
+/// standard SipHash, which took a tenth of the time spent on each call. The same seed in every
+/// thread, so pieces of one file read on several threads agree.
+pub(crate) fn key_hasher() -> FoldHasher<'static> {
+    FixedState::default().build_hasher()
+}
+
 /// Key order does not matter: each entry is hashed on its own and the hashes are added up.
-fn hash_object(object: Object<'_>, hasher: &mut DefaultHasher) {
+fn hash_object(object: Object<'_>, hasher: &mut FoldHasher) {
     let entries = object.iter().fold(0u64, |sum, (key, value)| {
-        let mut entry = DefaultHasher::new();
+        let mut entry = key_hasher();
         key.decode().hash(&mut entry);
         hash_json(value, &mut entry);
         sum.wrapping_add(entry.finish())

@@ -3,11 +3,11 @@
 //! records again. They run on what the reading loop found, never on the log itself, so a source
 //! read in pieces (see `split.rs`) gets them exactly as one read from start to end.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io;
 
+use super::arguments::key_hasher;
 use super::read::Item;
 use super::walk::Found;
 use super::{Event, Format, ReadOptions, ReadSummary};
@@ -217,7 +217,7 @@ impl Hasher for AlreadyHashed {
 
 /// Identifies a call across events: the same id, tool and arguments.
 fn call_key(call_id: &str, tool: &str, arguments: u64) -> u64 {
-    let mut hasher = DefaultHasher::new();
+    let mut hasher = key_hasher();
     (call_id, tool, arguments).hash(&mut hasher);
     hasher.finish()
 }
