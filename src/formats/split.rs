@@ -31,7 +31,7 @@ const PIECE: u64 = 4 << 20;
 const SPLIT_FROM: u64 = 2 * PIECE;
 
 /// How much of a piece one read takes.
-const READ_BUFFER: usize = 64 << 10;
+const READ_BUFFER: usize = 128 << 10;
 
 /// Reads one file, on as many threads as rayon's pool has when it is a large JSONL file, and
 /// hands each event to `sink` in file order, as [`super::read_log`] does.
