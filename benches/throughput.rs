@@ -12,9 +12,9 @@
 //!
 //! Settings, from the environment: `REASONS_BENCH_MB` (size of each big log in MiB, default 1024;
 //! the small files add up to a quarter of it), `REASONS_BENCH_FILES` (how many small files,
-//! default 10000), `REASONS_BENCH_RUNS` (runs per measurement, the best is kept, default 3; `jq`
-//! runs once), `REASONS_BENCH_DIR` (where the logs go). Arguments name the workloads to run:
-//! `cargo bench --bench throughput -- claude`.
+//! default 10000), `REASONS_BENCH_RUNS` (rounds of runs, every command once a round, the best of
+//! each is kept, default 3; `jq` runs once), `REASONS_BENCH_DIR` (where the logs go). Arguments
+//! name the workloads to run: `cargo bench --bench throughput -- claude`.
 
 use std::fmt::Write as _;
 use std::fs::{self, File};
@@ -216,57 +216,74 @@ struct Measurement {
     stdout: Vec<u8>,
 }
 
-/// Runs `program args…` `runs` times with stdout kept (or thrown away) and keeps the fastest.
-fn measure(
-    program: &str,
-    args: &[&str],
+/// One command to time.
+struct Timed<'a> {
+    program: &'a str,
+    args: Vec<&'a str>,
     threads: Option<usize>,
     keep_stdout: bool,
-    runs: usize,
-) -> io::Result<Measurement> {
-    let mut best: Option<Measurement> = None;
+}
+
+/// Runs every command `runs` times, round by round, and keeps each one's fastest run. Rounds,
+/// not one command's runs in a row: a slow spell of the machine then falls on every command
+/// alike instead of on whichever was running, and the ratios stay fair.
+fn measure_rounds(commands: &[Timed<'_>], runs: usize) -> io::Result<Vec<Measurement>> {
+    let mut best: Vec<Option<Measurement>> = commands.iter().map(|_| None).collect();
     for _ in 0..runs {
-        // `time -f %M` reports the peak resident set of the command it runs, in KiB.
-        let timed = Path::new("/usr/bin/time").exists();
-        let mut command = if timed {
-            let mut command = Command::new("/usr/bin/time");
-            command.args(["-f", "%M", program]);
-            command
-        } else {
-            Command::new(program)
-        };
-        command.args(args);
-        if let Some(threads) = threads {
-            command.env("RAYON_NUM_THREADS", threads.to_string());
-        }
-        command
-            .stdin(Stdio::null())
-            .stdout(if keep_stdout {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stderr(Stdio::piped());
-        let started = Instant::now();
-        let output = command.output()?;
-        let seconds = started.elapsed().as_secs_f64();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        // `check` exits 1 when it flags calls, which the generated logs always have.
-        if !matches!(output.status.code(), Some(0 | 1)) {
-            return Err(io::Error::other(format!("{program} failed: {stderr}")));
-        }
-        let peak_rss_kib = timed
-            .then(|| stderr.lines().last()?.trim().parse().ok())
-            .flatten();
-        if best.as_ref().is_none_or(|best| seconds < best.seconds) {
-            best = Some(Measurement {
-                seconds,
-                peak_rss_kib,
-                stdout: output.stdout,
-            });
+        for (command, best) in commands.iter().zip(&mut best) {
+            let run = run_once(command)?;
+            if best.as_ref().is_none_or(|best| run.seconds < best.seconds) {
+                *best = Some(run);
+            }
         }
     }
-    best.ok_or_else(|| io::Error::other("no runs"))
+    best.into_iter()
+        .map(|best| best.ok_or_else(|| io::Error::other("no runs")))
+        .collect()
+}
+
+/// Runs one command with stdout kept (or thrown away), timing it.
+fn run_once(timed: &Timed<'_>) -> io::Result<Measurement> {
+    // `time -f %M` reports the peak resident set of the command it runs, in KiB.
+    let wrapped = Path::new("/usr/bin/time").exists();
+    let mut command = if wrapped {
+        let mut command = Command::new("/usr/bin/time");
+        command.args(["-f", "%M", timed.program]);
+        command
+    } else {
+        Command::new(timed.program)
+    };
+    command.args(&timed.args);
+    if let Some(threads) = timed.threads {
+        command.env("RAYON_NUM_THREADS", threads.to_string());
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(if timed.keep_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let output = command.output()?;
+    let seconds = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // `check` exits 1 when it flags calls, which the generated logs always have.
+    if !matches!(output.status.code(), Some(0 | 1)) {
+        return Err(io::Error::other(format!(
+            "{} failed: {stderr}",
+            timed.program
+        )));
+    }
+    let peak_rss_kib = wrapped
+        .then(|| stderr.lines().last()?.trim().parse().ok())
+        .flatten();
+    Ok(Measurement {
+        seconds,
+        peak_rss_kib,
+        stdout: output.stdout,
+    })
 }
 
 fn compare(
@@ -315,38 +332,61 @@ fn compare(
         );
     };
 
-    let cat = measure("cat", &files, None, false, settings.runs)?;
-    row("cat", "-", cat.seconds, None, cat.peak_rss_kib);
     let jq_seconds = match jq {
         Some((jq, filter)) => {
             let mut args = vec!["-c", filter];
             args.extend(&files);
-            let run = measure(jq, &args, None, false, 1)?;
-            row(
-                "jq (id, name, reason)",
-                "1",
-                run.seconds,
-                None,
-                run.peak_rss_kib,
-            );
-            Some(run.seconds)
+            // jq takes many times longer than the rest together: one run.
+            let run = run_once(&Timed {
+                program: jq,
+                args,
+                threads: None,
+                keep_stdout: false,
+            })?;
+            Some((run.seconds, run.peak_rss_kib))
         }
         None => None,
     };
-    let mut by_threads = Vec::new();
-    for (command, args) in [
+    let mut commands = vec![Timed {
+        program: "cat",
+        args: files.clone(),
+        threads: None,
+        keep_stdout: false,
+    }];
+    let reasons_commands = [
         (
             "reasons stats --format json",
             &["stats", "--format", "json"][..],
         ),
         ("reasons check", &["check"][..]),
-    ] {
+    ];
+    for (_, args) in reasons_commands {
         for threads in [1, 2] {
             let mut all = args.to_vec();
             all.extend(&files);
-            let stats = args[0] == "stats";
-            let run = measure(REASONS, &all, Some(threads), stats, settings.runs)?;
-            if stats {
+            commands.push(Timed {
+                program: REASONS,
+                args: all,
+                threads: Some(threads),
+                keep_stdout: args[0] == "stats",
+            });
+        }
+    }
+    let mut runs = measure_rounds(&commands, settings.runs)?.into_iter();
+    if let Some(cat) = runs.next() {
+        row("cat", "-", cat.seconds, None, cat.peak_rss_kib);
+    }
+    if let Some((seconds, rss)) = jq_seconds {
+        row("jq (id, name, reason)", "1", seconds, None, rss);
+    }
+    let jq_seconds = jq_seconds.map(|(seconds, _)| seconds);
+    let mut by_threads = Vec::new();
+    for (command, args) in reasons_commands {
+        for threads in [1, 2] {
+            let run = runs
+                .next()
+                .ok_or_else(|| io::Error::other("a run is missing"))?;
+            if args[0] == "stats" {
                 verify(&run.stdout, expected)?;
             }
             row(
