@@ -1,6 +1,7 @@
 //! Which logs to read: files, directories, glob patterns, stdin, or the usual local folders.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -194,10 +195,13 @@ fn entries(dir: &Path) -> anyhow::Result<Vec<(PathBuf, bool)>> {
     let mut listing = Some(dir.to_path_buf());
     loop {
         if let Some(dir) = listing.take() {
-            let mut listed = list(&dir)?;
-            // Every path listed starts with the same folder: their bytes sort as their names.
-            listed.sort_unstable_by(|(a, _), (b, _)| a.as_os_str().cmp(b.as_os_str()));
-            pending.extend(listed.into_iter().rev());
+            let listed = list(&dir)?;
+            pending.extend(
+                listed
+                    .into_iter()
+                    .rev()
+                    .map(|(name, is_dir)| (dir.join(name), is_dir)),
+            );
         }
         let Some((path, is_dir)) = pending.pop() else {
             return Ok(found);
@@ -209,8 +213,8 @@ fn entries(dir: &Path) -> anyhow::Result<Vec<(PathBuf, bool)>> {
     }
 }
 
-/// The folders and regular files (or links to files) directly in `dir`, in no order.
-fn list(dir: &Path) -> anyhow::Result<Vec<(PathBuf, bool)>> {
+/// The names of the folders and regular files (or links to files) directly in `dir`, sorted.
+fn list(dir: &Path) -> anyhow::Result<Vec<(OsString, bool)>> {
     let listed = if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -221,16 +225,16 @@ fn list(dir: &Path) -> anyhow::Result<Vec<(PathBuf, bool)>> {
         std::fs::read_dir(listed).with_context(|| format!("cannot list {}", listed.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("cannot list {}", listed.display()))?;
-        let path = dir.join(entry.file_name());
         let kind = entry
             .file_type()
-            .with_context(|| format!("cannot read {}", path.display()))?;
+            .with_context(|| format!("cannot read {}", entry.path().display()))?;
         if kind.is_dir() {
-            found.push((path, true));
-        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
-            found.push((path, false));
+            found.push((entry.file_name(), true));
+        } else if kind.is_file() || (kind.is_symlink() && entry.path().is_file()) {
+            found.push((entry.file_name(), false));
         }
     }
+    found.sort_unstable();
     Ok(found)
 }
 
