@@ -18,7 +18,7 @@ pub(crate) struct Rules<'a> {
     source: &'a str,
     options: &'a ReadOptions,
     /// Tool name → whether the catalogue recorded in the log gives it a `reason` of its own.
-    declared: HashMap<String, bool>,
+    declared: foldhash::HashMap<String, bool>,
     /// The session id a whole stream shares (Codex names it once, in `session_meta`).
     session: Option<String>,
     /// Call ids a streamed response already delivered item by item.
@@ -42,7 +42,7 @@ impl<'a> Rules<'a> {
         Rules {
             source,
             options,
-            declared: HashMap::new(),
+            declared: foldhash::HashMap::default(),
             session: None,
             streamed_ids: HashSet::new(),
             last_listing: Vec::new(),
@@ -134,7 +134,9 @@ impl<'a> Rules<'a> {
             }
         }
         let format = self.options.format.or(container).unwrap_or(found.format);
-        let declared = self.declared.get(&found.tool) == Some(&true);
+        // Most logs record no catalogue: then no call is declared, and none needs a lookup.
+        let declared =
+            !self.declared.is_empty() && self.declared.get(&found.tool) == Some(&true);
         let (status, reason) = if found.freeform {
             (Status::Freeform, None)
         } else if declared && !self.options.audit_declared {
