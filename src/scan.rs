@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -157,7 +157,7 @@ pub fn each_in_order<T: Send>(
     options: &ScanOptions,
     init: impl Fn() -> T + Sync,
     fold: impl Fn(&mut T, CallRecord) + Sync,
-    mut emit: impl FnMut(&Source, T, &ReadSummary) -> anyhow::Result<()>,
+    mut emit: impl FnMut(&Source, T, &ReadSummary) -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<bool> {
     let stop = AtomicBool::new(false);
     // One file gets the threads to itself; many share them, one file each.
@@ -207,103 +207,92 @@ pub fn each_in_order<T: Send>(
         }
         return Ok(all_read);
     }
-    let finished = Mutex::new(Finished {
+    // Whichever thread finishes the file next in order hands on every file ready after it,
+    // while the others go on reading: no thread waits to be woken for it, and on many small
+    // files the wake-ups and switches of a thread of its own cost a tenth of the run.
+    let order = Mutex::new(Order {
         waiting: BTreeMap::new(),
-        taken_until: 0,
-        ready_until: 0,
-        reading: true,
+        next: 0,
+        handing: false,
     });
-    let ready = Condvar::new();
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            // Whatever way reading ends, the hand-on loop must hear of it.
-            let _ended = Ended(&finished, &ready);
-            // First in, first read: results come back nearly in order, so few wait to be
-            // handed on. (A parallel iterator splits the list in halves, and the second half's
-            // results would wait for all of the first's.)
-            rayon::scope_fifo(|tasks| {
-                for (index, source) in sources.iter().enumerate() {
-                    let (work, stop, finished, ready) = (&work, &stop, &finished, &ready);
-                    tasks.spawn_fifo(move |_| {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        let result = work(source);
-                        let Ok(mut finished) = finished.lock() else {
-                            return;
+    let handing_on = Mutex::new((hand_on, None::<anyhow::Error>));
+    // First in, first read: results come back nearly in order, so few wait to be handed on.
+    // (A parallel iterator splits the list in halves, and the second half's results would
+    // wait for all of the first's.)
+    rayon::scope_fifo(|tasks| {
+        for (index, source) in sources.iter().enumerate() {
+            let (work, stop, order, handing_on) = (&work, &stop, &order, &handing_on);
+            tasks.spawn_fifo(move |_| {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let result = work(source);
+                let Ok(mut waiting) = order.lock() else {
+                    return;
+                };
+                waiting.waiting.insert(index, result);
+                if waiting.handing {
+                    // The thread handing on takes this one too before it stops.
+                    return;
+                }
+                waiting.handing = true;
+                loop {
+                    let mut ready = Vec::new();
+                    loop {
+                        let next = waiting.next;
+                        let Some(result) = waiting.waiting.remove(&next) else {
+                            break;
                         };
-                        finished.waiting.insert(index, result);
-                        while finished.waiting.contains_key(&finished.ready_until) {
-                            finished.ready_until += 1;
+                        ready.push((next, result));
+                        waiting.next += 1;
+                    }
+                    if ready.is_empty() {
+                        waiting.handing = false;
+                        return;
+                    }
+                    drop(waiting);
+                    if let Ok(mut handing_on) = handing_on.lock() {
+                        let (hand_on, failure) = &mut *handing_on;
+                        for (index, result) in ready {
+                            if failure.is_some() {
+                                break;
+                            }
+                            if let Err(error) = hand_on(&sources[index], result) {
+                                stop.store(true, Ordering::Relaxed);
+                                *failure = Some(error);
+                            }
                         }
-                        // Wake the hand-on loop for a batch, not for every file: on many small
-                        // files the wake-ups cost as much as the reading.
-                        let ready_files = finished.ready_until - finished.taken_until;
-                        if ready_files >= HAND_ON_BATCH || finished.ready_until == sources.len() {
-                            ready.notify_one();
-                        }
-                    });
+                    }
+                    waiting = match order.lock() {
+                        Ok(waiting) => waiting,
+                        Err(_) => return,
+                    };
                 }
             });
-        });
-        let mut next = 0;
-        while next < sources.len() {
-            let batch: Vec<FileResult<T>> = {
-                let mut state = finished
-                    .lock()
-                    .map_err(|_| anyhow!("a reading thread failed"))?;
-                while state.reading
-                    && state.ready_until - state.taken_until < HAND_ON_BATCH
-                    && state.ready_until < sources.len()
-                {
-                    state = ready
-                        .wait(state)
-                        .map_err(|_| anyhow!("a reading thread failed"))?;
-                }
-                let until = state.ready_until;
-                if until == state.taken_until {
-                    return Err(anyhow!("a reading thread failed"));
-                }
-                state.taken_until = until;
-                (next..until)
-                    .filter_map(|index| state.waiting.remove(&index))
-                    .collect()
-            };
-            for result in batch {
-                if let Err(error) = hand_on(&sources[next], result) {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(error);
-                }
-                next += 1;
-            }
         }
-        Ok(())
-    })?;
+    });
+    let (_, failure) = handing_on
+        .into_inner()
+        .map_err(|_| anyhow!("a reading thread failed"))?;
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    let handed_on = order
+        .into_inner()
+        .map_err(|_| anyhow!("a reading thread failed"))?
+        .next;
+    if handed_on != sources.len() {
+        return Err(anyhow!("a reading thread failed"));
+    }
     Ok(all_read)
 }
 
 /// Files read and not yet handed on, by their place in the input.
-struct Finished<T> {
+struct Order<T> {
     waiting: BTreeMap<usize, FileResult<T>>,
-    /// Every file before this one has been taken to be handed on.
-    taken_until: usize,
-    /// Every file before this one is read.
-    ready_until: usize,
-    /// Whether files are still being read.
-    reading: bool,
+    /// The place of the next file to hand on.
+    next: usize,
+    /// Whether a thread is handing files on: then it also takes those that arrive meanwhile.
+    handing: bool,
 }
 
-/// How many files read in a row wake the loop that hands them on.
-const HAND_ON_BATCH: usize = 32;
-
-/// Tells the hand-on loop that reading has ended, when dropped.
-struct Ended<'a, T>(&'a Mutex<Finished<T>>, &'a Condvar);
-
-impl<T> Drop for Ended<'_, T> {
-    fn drop(&mut self) {
-        if let Ok(mut finished) = self.0.lock() {
-            finished.reading = false;
-        }
-        self.1.notify_one();
-    }
-}

@@ -45,7 +45,7 @@ struct FileFindings {
     present: Vec<CallRecord>,
 }
 
-pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
     let mut failed = report_problems(&options.reading.problems);
     let allowed = |record: &CallRecord| options.allow.iter().any(|tool| tool.matches(&record.tool));
     let (mut calls, mut lacking, mut hints, mut files) = (0u64, 0u64, 0u64, 0u64);

@@ -9,7 +9,7 @@ use reasons::cli::Cli;
 use crate::exit_codes::ExitCode;
 
 /// Writes the completion script for `shell`.
-pub fn run(shell: Shell, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(shell: Shell, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
     let mut buffer = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "reasons", &mut buffer);
     out.write_all(&buffer)?;

@@ -41,7 +41,7 @@ impl Filter {
     }
 }
 
-pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
     let Options {
         reading,
         format,

@@ -55,9 +55,11 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
 
 /// Runs a command that writes reports, with stdout block-buffered and flushed at the end.
 fn with_stdout(
-    command: impl FnOnce(&mut dyn Write) -> anyhow::Result<ExitCode>,
+    command: impl FnOnce(&mut (dyn Write + Send)) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
-    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    // Not locked for the whole run: files are handed on by whichever thread reads the next
+    // one, and a lock taken per 64 KiB written costs nothing.
+    let mut out = BufWriter::with_capacity(64 * 1024, io::stdout());
     let code = command(&mut out)?;
     out.flush()?;
     Ok(code)

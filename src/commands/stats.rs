@@ -22,7 +22,7 @@ pub struct Options {
     pub merge: bool,
 }
 
-pub fn run(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
     let mut failed = report_problems(&options.reading.problems);
     let mut tally = Tally::new(options.by);
     if options.merge {

@@ -13,7 +13,7 @@ use reasons::record::CallRecord;
 pub use summary::touched;
 
 /// Writes call records in one output format.
-pub trait RecordWriter {
+pub trait RecordWriter: Send {
     /// Writes one record (or queues it, for a table that is laid out in batches).
     fn write(&mut self, out: &mut dyn Write, record: &CallRecord) -> io::Result<()>;
 
