@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use rayon::prelude::*;
 
 /// One log to read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -68,8 +69,16 @@ pub fn expand(paths: &[String], announce: &mut dyn FnMut(&str)) -> anyhow::Resul
         sources: Vec::new(),
         problems: Vec::new(),
     };
-    for path in paths {
-        if let Err(error) = expand_one(path, &mut expanded.sources) {
+    // One look at the file system per path, on every core: `reasons stats logs/*.jsonl` may
+    // name ten thousand files, and one at a time their looks held up the reading that follows.
+    let kinds: Vec<Option<bool>> = paths
+        .par_iter()
+        .map(|path| {
+            (path != "-").then(|| std::fs::metadata(path).ok().map(|meta| meta.is_dir()))?
+        })
+        .collect();
+    for (path, is_dir) in paths.iter().zip(kinds) {
+        if let Err(error) = expand_one(path, is_dir, &mut expanded.sources) {
             expanded.problems.push(Problem {
                 path: path.clone(),
                 message: format!("{error:#}"),
@@ -79,20 +88,21 @@ pub fn expand(paths: &[String], announce: &mut dyn FnMut(&str)) -> anyhow::Resul
     Ok(expanded)
 }
 
-fn expand_one(path: &str, sources: &mut Vec<Source>) -> anyhow::Result<()> {
+/// Expands one PATH; `is_dir` says whether it names a folder, and is `None` when it names
+/// nothing in the file system (or is `-`).
+fn expand_one(path: &str, is_dir: Option<bool>, sources: &mut Vec<Source>) -> anyhow::Result<()> {
     if path == "-" {
         sources.push(Source::Stdin);
         return Ok(());
     }
     let as_path = Path::new(path);
-    // One look at the file system per path: `reasons stats logs/*.jsonl` may name thousands.
-    if let Ok(metadata) = std::fs::metadata(as_path) {
-        if metadata.is_dir() {
-            walk(as_path, sources)?;
-        } else {
+    match is_dir {
+        Some(true) => return walk(as_path, sources),
+        Some(false) => {
             sources.push(Source::File(as_path.to_path_buf()));
+            return Ok(());
         }
-        return Ok(());
+        None => {}
     }
     if !is_glob(path) {
         bail!("no such file or directory");
