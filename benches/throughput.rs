@@ -61,6 +61,7 @@ fn main() -> io::Result<()> {
         compare(
             "Claude-Code style",
             &[path],
+            None,
             expected,
             jq.map(|jq| (jq, JQ_CLAUDE)),
             &settings,
@@ -75,6 +76,7 @@ fn main() -> io::Result<()> {
         compare(
             "OpenAI-chat style",
             &[path],
+            None,
             expected,
             jq.map(|jq| (jq, JQ_CHAT)),
             &settings,
@@ -90,6 +92,7 @@ fn main() -> io::Result<()> {
         compare(
             &format!("{} small session files", settings.files),
             &paths,
+            Some(&folder),
             expected,
             jq.map(|jq| (jq, JQ_CLAUDE)),
             &settings,
@@ -286,9 +289,13 @@ fn run_once(timed: &Timed<'_>) -> io::Result<Measurement> {
     })
 }
 
+/// Times `cat`, `jq` and `reasons` on `paths`. Given the `folder` that holds them, `reasons`
+/// reads the folder, the way its users name a folder of logs, and then also the paths named
+/// one by one, as a shell's `logs/*.jsonl` names them.
 fn compare(
     title: &str,
     paths: &[PathBuf],
+    folder: Option<&Path>,
     expected: Expected,
     jq: Option<(&str, &str)>,
     settings: &Settings,
@@ -353,17 +360,27 @@ fn compare(
         threads: None,
         keep_stdout: false,
     }];
-    let reasons_commands = [
+    let folder = folder.and_then(Path::to_str);
+    let inputs = folder.map_or_else(|| files.clone(), |folder| vec![folder]);
+    let mut reasons_commands = vec![
         (
-            "reasons stats --format json",
-            &["stats", "--format", "json"][..],
+            "reasons stats --format json".to_owned(),
+            ["stats", "--format", "json"].as_slice(),
+            inputs.clone(),
         ),
-        ("reasons check", &["check"][..]),
+        ("reasons check".to_owned(), ["check"].as_slice(), inputs),
     ];
-    for (_, args) in reasons_commands {
+    if folder.is_some() {
+        reasons_commands.push((
+            format!("reasons stats (the {} paths)", files.len()),
+            ["stats", "--format", "json"].as_slice(),
+            files.clone(),
+        ));
+    }
+    for (_, args, inputs) in &reasons_commands {
         for threads in [1, 2] {
             let mut all = args.to_vec();
-            all.extend(&files);
+            all.extend(inputs);
             commands.push(Timed {
                 program: REASONS,
                 args: all,
@@ -381,7 +398,7 @@ fn compare(
     }
     let jq_seconds = jq_seconds.map(|(seconds, _)| seconds);
     let mut by_threads = Vec::new();
-    for (command, args) in reasons_commands {
+    for (command, args, _) in &reasons_commands {
         for threads in [1, 2] {
             let run = runs
                 .next()
