@@ -135,8 +135,7 @@ impl<'a> Rules<'a> {
         }
         let format = self.options.format.or(container).unwrap_or(found.format);
         // Most logs record no catalogue: then no call is declared, and none needs a lookup.
-        let declared =
-            !self.declared.is_empty() && self.declared.get(&found.tool) == Some(&true);
+        let declared = !self.declared.is_empty() && self.declared.get(&found.tool) == Some(&true);
         let (status, reason) = if found.freeform {
             (Status::Freeform, None)
         } else if declared && !self.options.audit_declared {
