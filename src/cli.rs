@@ -130,7 +130,8 @@ pub struct ExtractArgs {
     #[arg(long)]
     pub arguments: bool,
 
-    /// Keep reading files as they grow, like `tail -f`.
+    /// Keep reading files as they grow, like `tail -f`. A file truncated in place (rotated with
+    /// copytruncate) is read again from its start.
     #[arg(long)]
     pub follow: bool,
 

@@ -1,9 +1,10 @@
 //! Reading logs: one source at a time as a live stream, or many files in parallel with their
 //! results handed on in the order the sources were given.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -49,6 +50,8 @@ pub fn read_source(
 ) -> anyhow::Result<ReadSummary> {
     let name = source.name();
     let mut strict_failure = None;
+    // Warnings come from the lines read and from the follower, which reports a truncation.
+    let on_warning = RefCell::new(on_warning);
     let mut sink = |event: Event| -> io::Result<()> {
         match event {
             Event::Call(record) => on_call(record),
@@ -58,7 +61,7 @@ pub fn read_source(
                     strict_failure = Some(warning);
                     return Err(io::Error::other("malformed line"));
                 }
-                on_warning(warning);
+                (on_warning.borrow_mut())(warning);
                 Ok(())
             }
         }
@@ -72,8 +75,19 @@ pub fn read_source(
         Source::File(path) => {
             let file = File::open(path).with_context(|| format!("{name}: cannot open"))?;
             if options.follow {
-                let input = BufReader::with_capacity(READ_BUFFER, Follow::new(file, before_wait));
-                read_log(&name, input, &options.read, &mut sink)
+                loop {
+                    let follow = Follow::new(&file, &mut *before_wait);
+                    let input = BufReader::with_capacity(READ_BUFFER, follow);
+                    match read_log(&name, input, &options.read, &mut sink) {
+                        // Rotated by copying and truncating: what is written now is a new log.
+                        Err(error) if Truncated::is(&error) => {
+                            let warning = format!("{name}: truncated; reading it from the start");
+                            (on_warning.borrow_mut())(warning);
+                            (&file).seek(SeekFrom::Start(0))?;
+                        }
+                        result => break result,
+                    }
+                }
             } else if split && file.metadata().is_ok_and(|metadata| metadata.is_file()) {
                 // Pieces are read through handles of their own. A FIFO (`<(cmd)`) cannot be
                 // opened again once its writer is gone: it is read through this one.
@@ -111,14 +125,17 @@ impl<R: Read> Read for WaitHook<'_, R> {
     }
 }
 
-/// A file that never ends: at its end, wait for more to be written.
+/// A file that never ends: at its end, wait for more to be written. A file that becomes shorter
+/// than what was read of it (rotated by copying it away and truncating it, as `logrotate`'s
+/// `copytruncate` does) ends the read with [`Truncated`]: waiting for it to grow past the old
+/// end would miss everything written to it from then on.
 struct Follow<'a> {
-    file: File,
+    file: &'a File,
     before_wait: &'a mut dyn FnMut() -> io::Result<()>,
 }
 
 impl<'a> Follow<'a> {
-    fn new(file: File, before_wait: &'a mut dyn FnMut() -> io::Result<()>) -> Self {
+    fn new(file: &'a File, before_wait: &'a mut dyn FnMut() -> io::Result<()>) -> Self {
         Follow { file, before_wait }
     }
 }
@@ -130,11 +147,34 @@ impl Read for Follow<'_> {
             if read > 0 || buffer.is_empty() {
                 return Ok(read);
             }
+            if self.file.metadata()?.len() < self.file.stream_position()? {
+                return Err(io::Error::other(Truncated));
+            }
             (self.before_wait)()?;
             std::thread::sleep(FOLLOW_POLL);
         }
     }
 }
+
+/// A followed file was truncated under the reader.
+#[derive(Debug)]
+struct Truncated;
+
+impl Truncated {
+    fn is(error: &io::Error) -> bool {
+        error
+            .get_ref()
+            .is_some_and(|inner| inner.downcast_ref::<Truncated>().is_some())
+    }
+}
+
+impl std::fmt::Display for Truncated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file was truncated")
+    }
+}
+
+impl std::error::Error for Truncated {}
 
 /// What reading one file in the background produced.
 pub struct FileResult<T> {
@@ -295,4 +335,3 @@ struct Order<T> {
     /// Whether a thread is handing files on: then it also takes those that arrive meanwhile.
     handing: bool,
 }
-

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::util::{arg, claude_call, log_file, reasons, records, run, run_with_stdin};
+use crate::util::{arg, claude_call, lines_of, log_file, reasons, records, run, run_with_stdin};
 
 /// A session with one call of each audited status.
 fn mixed_session() -> Vec<String> {
@@ -178,6 +178,45 @@ fn follow_reads_lines_appended_to_a_file() {
     assert!(record.contains("\"t4\""), "{record}");
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[test]
+fn follow_reads_a_log_truncated_in_place_again_from_its_start() {
+    let lines = mixed_session();
+    let (_dir, path) = log_file("rotated.jsonl", &lines[..1]);
+    let mut child = reasons()
+        .args(["extract", "--follow", arg(&path)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let records = lines_of(child.stdout.take().unwrap());
+    let next = || -> serde_json::Value {
+        let line = records
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a record in time");
+        serde_json::from_str(&line).unwrap()
+    };
+    assert_eq!(next()["call_id"], "t1");
+    // logrotate's copytruncate: the same file, cut to nothing, then written from the top.
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(0).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(file, "{}", lines[3]).unwrap();
+    let record = next();
+    assert_eq!(record["call_id"], "t4");
+    assert_eq!(record["line"], 1);
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("truncated; reading it from the start"),
+        "{stderr}"
+    );
 }
 
 #[test]

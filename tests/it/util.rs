@@ -131,3 +131,19 @@ pub fn records(stdout: &str) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).expect("each line is a JSON record"))
         .collect()
 }
+
+/// The lines a child writes, read on a thread of their own, so a test can wait for the next one
+/// with a deadline instead of hanging when it never comes.
+pub fn lines_of(output: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (lines_out, lines_in) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(output).lines() {
+            let Ok(line) = line else { break };
+            if lines_out.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines_in
+}
