@@ -188,7 +188,7 @@ pub struct FileResult<T> {
 
 /// Reads every source in parallel, folding each one's calls with `fold` into a fresh `T`, and
 /// hands each file's result and summary to `emit` in the order of `sources`, as soon as it and
-/// all before it are done.
+/// all before it are done. `emit` runs on whichever reading thread that is, one call at a time.
 ///
 /// Warnings about malformed lines, and files that could not be read, are reported on stderr as
 /// they are handed on; returns whether every file was read.
