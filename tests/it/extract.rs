@@ -153,66 +153,74 @@ fn stdin_streams_each_call_before_stdin_closes() {
     assert!(child.wait().unwrap().success());
 }
 
+/// `reasons extract --follow` on a file, and the records it writes as they come.
+struct Followed {
+    child: std::process::Child,
+    records: std::sync::mpsc::Receiver<String>,
+}
+
+impl Followed {
+    fn start(path: &std::path::Path) -> Followed {
+        let mut child = reasons()
+            .args(["extract", "--follow", arg(path)])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let records = lines_of(child.stdout.take().unwrap());
+        Followed { child, records }
+    }
+
+    /// The next record, which must come within ten seconds.
+    #[track_caller]
+    fn next(&self) -> serde_json::Value {
+        let line = self
+            .records
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a record in time");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Ends the follower; returns what it wrote on stderr.
+    fn stop(mut self) -> String {
+        self.child.kill().unwrap();
+        let output = self.child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+}
+
+fn append(path: &std::path::Path, line: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
 #[test]
 fn follow_reads_lines_appended_to_a_file() {
     let lines = mixed_session();
     let (_dir, path) = log_file("growing.jsonl", &lines[..1]);
-    let mut child = reasons()
-        .args(["extract", "--follow", arg(&path)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut record = String::new();
-    stdout.read_line(&mut record).unwrap();
-    assert!(record.contains("\"t1\""));
+    let followed = Followed::start(&path);
+    assert_eq!(followed.next()["call_id"], "t1");
     std::thread::sleep(Duration::from_millis(300));
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    writeln!(file, "{}", lines[3]).unwrap();
-    record.clear();
-    stdout.read_line(&mut record).unwrap();
-    assert!(record.contains("\"t4\""), "{record}");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    append(&path, &lines[3]);
+    assert_eq!(followed.next()["call_id"], "t4");
+    followed.stop();
 }
 
 #[test]
 fn follow_reads_a_log_truncated_in_place_again_from_its_start() {
     let lines = mixed_session();
     let (_dir, path) = log_file("rotated.jsonl", &lines[..1]);
-    let mut child = reasons()
-        .args(["extract", "--follow", arg(&path)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let records = lines_of(child.stdout.take().unwrap());
-    let next = || -> serde_json::Value {
-        let line = records
-            .recv_timeout(Duration::from_secs(10))
-            .expect("a record in time");
-        serde_json::from_str(&line).unwrap()
-    };
-    assert_eq!(next()["call_id"], "t1");
+    let followed = Followed::start(&path);
+    assert_eq!(followed.next()["call_id"], "t1");
     // logrotate's copytruncate: the same file, cut to nothing, then written from the top.
     let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(0).unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    writeln!(file, "{}", lines[3]).unwrap();
-    let record = next();
+    append(&path, &lines[3]);
+    let record = followed.next();
     assert_eq!(record["call_id"], "t4");
     assert_eq!(record["line"], 1);
-    child.kill().unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = followed.stop();
     assert!(
         stderr.contains("truncated; reading it from the start"),
         "{stderr}"
