@@ -197,7 +197,8 @@ fn walk(dir: &Path, sources: &mut Vec<Source>) -> anyhow::Result<()> {
 ///
 /// Sorted path order is a depth-first walk that lists each folder's entries by name, a folder
 /// just before what it holds; sorting names folder by folder gives it without comparing whole
-/// paths, which took a tenth of a run over ten thousand small files.
+/// paths component by component, which over ten thousand files held up the first read by
+/// several milliseconds.
 fn entries(dir: &Path) -> anyhow::Result<Vec<(PathBuf, bool)>> {
     let mut found = Vec::new();
     // Entries still to hand out, the next one last.
