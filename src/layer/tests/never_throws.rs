@@ -128,14 +128,7 @@ fn layer_keeps_working_after_a_panicking_batch() {
         if calls[0]["id"] == "call_1" {
             panic!("first batch dies");
         }
-        calls
-            .into_iter()
-            .map(|call| ToolResult {
-                call_id: None,
-                content: call,
-                is_error: false,
-            })
-            .collect()
+        echoed(calls)
     });
     let first = CallShape::OpenAi.call(1, "fs_write", json!({ "reason": "r" }));
     assert!(layer.execute(vec![first])[0].is_error);

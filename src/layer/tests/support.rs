@@ -255,15 +255,20 @@ impl Provider for Server {
 
     fn execute(&self, calls: Vec<Value>) -> Vec<ToolResult> {
         self.received.lock().unwrap().push(calls.clone());
-        calls
-            .into_iter()
-            .map(|call| ToolResult {
-                call_id: None,
-                content: call,
-                is_error: false,
-            })
-            .collect()
+        echoed(calls)
     }
+}
+
+/// Each call as its own successful result: what a server that only echoes answers.
+pub fn echoed(calls: Vec<Value>) -> Vec<ToolResult> {
+    calls
+        .into_iter()
+        .map(|call| ToolResult {
+            call_id: None,
+            content: call,
+            is_error: false,
+        })
+        .collect()
 }
 
 /// The layer over a server publishing `catalogue`, listed once, and what it published.
