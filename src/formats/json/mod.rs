@@ -20,6 +20,10 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use string::{hex4, string};
+
+mod string;
+
 /// serde_json's nesting limit: its 128th nested array or object is an error.
 const MAX_DEPTH: usize = 127;
 
@@ -235,94 +239,6 @@ fn literal(bytes: &[u8], at: &mut usize, word: &[u8], node: Node) -> Parsed<Node
     }
     *at += word.len();
     Ok(node)
-}
-
-const LOW_BITS: u64 = 0x0101_0101_0101_0101;
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-
-/// Sets the high bit of each byte of `word` that ends plain string content: a quote, a
-/// backslash or a control character. The first byte marked (in memory order) is always one of
-/// those; bytes after it may be marked wrongly, which does not matter.
-fn specials(word: u64) -> u64 {
-    let quote = word ^ (LOW_BITS * u64::from(b'"'));
-    let backslash = word ^ (LOW_BITS * u64::from(b'\\'));
-    let zero_quote = quote.wrapping_sub(LOW_BITS) & !quote;
-    let zero_backslash = backslash.wrapping_sub(LOW_BITS) & !backslash;
-    let below_space = word.wrapping_sub(LOW_BITS * 0x20) & !word;
-    (zero_quote | zero_backslash | below_space) & HIGH_BITS
-}
-
-fn is_special(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
-}
-
-/// Reads the string whose opening quote is at `*at`, eight bytes at a time between escapes;
-/// returns where its closing quote is, and leaves `*at` past it. `escaped` is set when it holds
-/// a backslash.
-fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed<usize> {
-    let mut end = *at + 1;
-    loop {
-        loop {
-            match bytes.get(end..end + 8).map(<[u8; 8]>::try_from) {
-                Some(Ok(chunk)) => {
-                    let found = specials(u64::from_le_bytes(chunk));
-                    if found != 0 {
-                        end += (found.trailing_zeros() / 8) as usize;
-                        break;
-                    }
-                    end += 8;
-                }
-                _ => {
-                    let rest = &bytes[end.min(bytes.len())..];
-                    end += rest
-                        .iter()
-                        .position(|&byte| is_special(byte))
-                        .ok_or(Rejected)?;
-                    break;
-                }
-            }
-        }
-        match bytes[end] {
-            b'"' => {
-                *at = end + 1;
-                return Ok(end);
-            }
-            b'\\' => {
-                *escaped = true;
-                // Tool output is dense with `\n` and `\"`: those need no closer look.
-                end += match bytes.get(end + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
-                    _ => escape_length(&bytes[end..])?,
-                };
-            }
-            _ => return Err(Rejected),
-        }
-    }
-}
-
-/// The length of the escape at the start of `bytes` (a backslash and what follows), when it is
-/// one serde_json accepts in a string: `\uD800`–`\uDBFF` only followed by `\uDC00`–`\uDFFF`.
-fn escape_length(bytes: &[u8]) -> Parsed<usize> {
-    match bytes.get(1) {
-        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(2),
-        Some(b'u') => match hex4(&bytes[2..])? {
-            0xDC00..=0xDFFF => Err(Rejected),
-            0xD800..=0xDBFF => match (bytes.get(6..8), bytes.get(8..).map(hex4)) {
-                (Some(b"\\u"), Some(Ok(0xDC00..=0xDFFF))) => Ok(12),
-                _ => Err(Rejected),
-            },
-            _ => Ok(6),
-        },
-        _ => Err(Rejected),
-    }
-}
-
-fn hex4(bytes: &[u8]) -> Parsed<u16> {
-    let digits = bytes.get(..4).ok_or(Rejected)?;
-    digits.iter().try_fold(0u16, |value, &digit| {
-        let nibble = (digit as char).to_digit(16).ok_or(Rejected)?;
-        Ok(value << 4 | nibble as u16)
-    })
 }
 
 /// Reads the number at `*at`; returns where it ends, and leaves `*at` there.
