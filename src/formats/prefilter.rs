@@ -12,7 +12,9 @@
 //! nothing while no streamed call is open, so their tokens are searched for only while one is.
 //!
 //! Each search is a pass over every byte, so tokens that share a piece share one search: in a
-//! log of any format, three passes find every token (`"tool`, `all"`, `"session_meta"`).
+//! log of any format, three passes find every token (`"tool`, `all"`, `"session_meta"`). The
+//! lines of Claude Code transcript events, which hold calls only as `tool_use` blocks, need
+//! one: a block of lines is cut into runs of those lines and of the others.
 
 use std::sync::OnceLock;
 
@@ -78,6 +80,12 @@ fn tokens(format: Option<Format>) -> Vec<&'static str> {
         .collect()
 }
 
+/// How the line of a Claude Code transcript event starts: the transcript writes `parentUuid`
+/// first, and an event whose first key it is holds calls only as `tool_use` blocks (the walk
+/// looks for nothing else there). So wherever any format may come, such a line is searched for
+/// Claude Code's one token, not for every format's.
+const TRANSCRIPT_EVENT_START: &[u8] = b"{\"parentUuid\":";
+
 /// Pieces several tokens share: one search finds them all, then the token is checked.
 const SHARED_ANCHORS: [&str; 3] = ["\"tool", "all\"", "\"content_block_"];
 
@@ -89,6 +97,8 @@ pub(crate) struct Prefilter {
     streams: Vec<Group>,
     /// The length of the longest token.
     longest: usize,
+    /// The narrower prefilter for transcript event lines, when this one reads any format.
+    transcript_lines: Option<&'static Prefilter>,
 }
 
 /// One search for an anchor, and the tokens it stands for.
@@ -139,6 +149,9 @@ impl Prefilter {
             always: groups(&always),
             streams: groups(STREAMS),
             longest: longest.unwrap_or_default(),
+            transcript_lines: format
+                .is_none()
+                .then(|| Prefilter::of(Some(Format::ClaudeCode))),
         }
     }
 
@@ -152,6 +165,23 @@ impl Prefilter {
         MADE[index].get_or_init(|| Prefilter::new(format))
     }
 
+    /// The prefilter for the line that starts `line`.
+    pub(crate) fn for_line(&self, line: &[u8]) -> &Prefilter {
+        match self.transcript_lines {
+            Some(narrower) if line.starts_with(TRANSCRIPT_EVENT_START) => narrower,
+            _ => self,
+        }
+    }
+
+    /// Cuts a block of whole lines into runs of lines that one prefilter searches, in order:
+    /// transcript event lines apart from the others.
+    pub(crate) fn runs<'p, 'b>(&'p self, block: &'b [u8]) -> Runs<'p, 'b> {
+        Runs {
+            prefilter: self,
+            block,
+        }
+    }
+
     /// Whether a line may hold a call; `streams_open` when a streamed call waits for more.
     pub(crate) fn may_hold_call(&self, line: &[u8], streams_open: bool) -> bool {
         Hits::new(self, line).next(0, streams_open).is_some()
@@ -162,6 +192,39 @@ impl Prefilter {
             None => &self.always[index],
             Some(stream) => &self.streams[stream],
         }
+    }
+}
+
+/// Runs of whole lines, each with the prefilter for all its lines.
+pub(crate) struct Runs<'p, 'b> {
+    prefilter: &'p Prefilter,
+    block: &'b [u8],
+}
+
+impl<'p, 'b> Iterator for Runs<'p, 'b> {
+    type Item = (&'b [u8], &'p Prefilter);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.block.is_empty() {
+            return None;
+        }
+        let prefilter = self.prefilter.for_line(self.block);
+        let mut end = self.block.len();
+        if self.prefilter.transcript_lines.is_some() {
+            let starts = memchr::memchr_iter(b'\n', self.block).map(|newline| newline + 1);
+            if let Some(other) =
+                starts
+                    .take_while(|&start| start < self.block.len())
+                    .find(|&start| {
+                        !std::ptr::eq(self.prefilter.for_line(&self.block[start..]), prefilter)
+                    })
+            {
+                end = other;
+            }
+        }
+        let (run, rest) = self.block.split_at(end);
+        self.block = rest;
+        Some((run, prefilter))
     }
 }
 
@@ -313,6 +376,48 @@ mod tests {
             Prefilter::new(Some(Format::OpenaiResponses)).always.len(),
             2
         );
+    }
+
+    #[test]
+    fn a_transcript_event_line_is_searched_for_tool_use_only() {
+        let filter = Prefilter::new(None);
+        let transcript = br#"{"parentUuid":"p","toolUseResult":{"type":"function_call"}}"#;
+        assert!(!filter.for_line(transcript).may_hold_call(transcript, false));
+        let with_call = br#"{"parentUuid":"p","message":{"content":[{"type":"tool_use"}]}}"#;
+        assert!(filter.for_line(with_call).may_hold_call(with_call, false));
+        let other = br#"{"payload":{"type":"function_call"}}"#;
+        assert!(filter.for_line(other).may_hold_call(other, false));
+        // A format given on the command line narrows every line already.
+        let forced = Prefilter::new(Some(Format::Codex));
+        assert!(forced.for_line(transcript).may_hold_call(transcript, false));
+    }
+
+    #[test]
+    fn runs_part_transcript_event_lines_from_the_others_in_order() {
+        let filter = Prefilter::new(None);
+        let transcript = "{\"parentUuid\":1}\n";
+        let other = "{\"type\":\"function_call\"}\n";
+        let lines = [
+            transcript, transcript, other, transcript, other, other, transcript,
+        ];
+        let block = lines.concat();
+        let runs: Vec<(String, bool)> = filter
+            .runs(block.as_bytes())
+            .map(|(run, prefilter)| {
+                let narrowed = !std::ptr::eq(prefilter, &filter);
+                (String::from_utf8_lossy(run).into_owned(), narrowed)
+            })
+            .collect();
+        let expected = [
+            (transcript.repeat(2), true),
+            (other.to_owned(), false),
+            (transcript.to_owned(), true),
+            (other.repeat(2), false),
+            (transcript.to_owned(), true),
+        ];
+        assert_eq!(runs, expected);
+        let forced = Prefilter::new(Some(Format::ClaudeCode));
+        assert_eq!(forced.runs(block.as_bytes()).count(), 1);
     }
 
     #[test]

@@ -178,6 +178,14 @@ impl<'a> Reader<'a> {
         block: &[u8],
         prefilter: &Prefilter,
     ) -> io::Result<u64> {
+        for (lines, prefilter) in prefilter.runs(block) {
+            line = self.jsonl_run(line, lines, prefilter)?;
+        }
+        Ok(line)
+    }
+
+    /// Whole lines that one prefilter searches, as [`Reader::jsonl_block`] does.
+    fn jsonl_run(&mut self, mut line: u64, block: &[u8], prefilter: &Prefilter) -> io::Result<u64> {
         let mut hits = Hits::new(prefilter, block);
         let mut at = 0;
         while let Some(hit) = hits.next(at, !self.streams.is_idle()) {
@@ -221,7 +229,10 @@ impl<'a> Reader<'a> {
         if text.is_empty() {
             return Ok(());
         }
-        if !prefilter.may_hold_call(text, !self.streams.is_idle()) {
+        if !prefilter
+            .for_line(text)
+            .may_hold_call(text, !self.streams.is_idle())
+        {
             return self.check_skipped(line, text, !bytes.ends_with(b"\n"));
         }
         self.parse_line(line, bytes)
@@ -367,7 +378,8 @@ impl<'a> Reader<'a> {
             self.options.keep_arguments,
             *ordinal,
             self.events,
-        );
+        )
+        .within(container);
         walker.walk(value, None);
         *ordinal = walker.next_ordinal();
         let walked = walker.into_walked();
@@ -438,7 +450,8 @@ pub(crate) fn first_call_format(event: Json<'_>) -> Option<Format> {
     let mut streams = Streams::default();
     let mut scratch = Scratch::default();
     let lines = Lines::Fixed(1);
-    let mut walker = Walker::new(&mut streams, &lines, &mut scratch, false, 0, 1);
+    let mut walker = Walker::new(&mut streams, &lines, &mut scratch, false, 0, 1)
+        .within(container_format(event));
     walker.walk(event, None);
     openai_chat::flush(&mut walker);
     anthropic::flush(&mut walker);
@@ -808,10 +821,17 @@ mod tests {
 
     #[test]
     fn a_stream_mixing_shapes_yields_every_call() {
+        // Transcript event lines come between the others: the prefilter searches them for
+        // fewer tokens, and must not carry that over to the lines after them.
+        let transcript = r#"{"parentUuid":"p","type":"assistant","message":{"content":[{"type":"tool_use","id":"t2","name":"Read","input":{}}]}}"#;
         let text = [
+            transcript,
+            transcript,
             TOOL_USE,
             r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"[\"ls\"]","call_id":"c"}}"#,
             r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get","arguments":{}}}"#,
+            transcript,
+            transcript,
             r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"grep","args":{"reason":""}}}]}}]}"#,
             r#"{"type":"context.append_loop_event","event":{"type":"tool.call","toolCallId":"k","name":"Read","args":{"reason":1}}}"#,
         ]
@@ -823,12 +843,30 @@ mod tests {
         assert_eq!(
             formats,
             [
+                (Format::ClaudeCode, Missing),
                 (Format::ClaudeCode, Present),
                 (Format::Codex, Freeform),
                 (Format::Mcp, Missing),
                 (Format::Gemini, crate::record::Status::Blank),
                 (Format::Kimi, Invalid),
             ]
+        );
+    }
+
+    #[test]
+    fn a_transcript_event_holds_calls_only_as_tool_use_blocks() {
+        // A tool's structured output can look like any payload: it is not this session's call,
+        // whether or not the line also holds a call of its own.
+        let output = r#""toolUseResult":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c","tools":[{"name":"Read","input_schema":{"properties":{"reason":{"type":"string"}}}}]}"#;
+        let result = format!(
+            r#"{{"parentUuid":"p","type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"t0","content":"x"}}]}},{output}}}"#
+        );
+        let call = format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t1","name":"Read","input":{{}}}}]}},{output}}}"#
+        );
+        assert_eq!(
+            brief(&format!("{result}\n{call}\n")),
+            expect(&[(2, "Read", Missing)])
         );
     }
 

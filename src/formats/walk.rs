@@ -48,6 +48,28 @@ const SHAPES: [Shape; 8] = [
     openai_chat::visit,
 ];
 
+/// What a walk looks for in one event.
+#[derive(Clone, Copy)]
+struct Looks {
+    shapes: &'static [Shape],
+    /// Whether a `tools` array is read as a catalogue.
+    catalogues: bool,
+}
+
+/// Any event: every shape, and catalogues.
+const EVERY_SHAPE: Looks = Looks {
+    shapes: &SHAPES,
+    catalogues: true,
+};
+
+/// A Claude Code transcript event: it records its model's calls as `tool_use` blocks, and no
+/// catalogue. Anything else in it (a tool's structured output, a pasted payload) is not this
+/// session's call. The prefilter relies on this to search its lines for one token only.
+const TRANSCRIPT_EVENT: Looks = Looks {
+    shapes: &[anthropic::visit],
+    catalogues: false,
+};
+
 /// A call as a shape found it, before the rules that need the whole source.
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
@@ -200,6 +222,7 @@ pub(crate) struct Walker<'w, 'p> {
     scratch: &'w mut Scratch,
     /// Whether records keep the arguments.
     keep_arguments: bool,
+    looks: Looks,
     /// Ordinal of the next object in document order.
     ordinal: usize,
     /// Ordinal of the object the shapes are looking at.
@@ -228,6 +251,7 @@ impl<'w, 'p> Walker<'w, 'p> {
             lines,
             scratch,
             keep_arguments,
+            looks: EVERY_SHAPE,
             ordinal: first_ordinal,
             current: first_ordinal,
             event,
@@ -242,6 +266,15 @@ impl<'w, 'p> Walker<'w, 'p> {
                 session: None,
             },
         }
+    }
+
+    /// Looks for what an event of `container` can hold: a Claude Code transcript event holds
+    /// only `tool_use` blocks.
+    pub(crate) fn within(mut self, container: Option<Format>) -> Self {
+        if container == Some(Format::ClaudeCode) {
+            self.looks = TRANSCRIPT_EVENT;
+        }
+        self
     }
 
     /// What the walk found.
@@ -269,7 +302,9 @@ impl<'w, 'p> Walker<'w, 'p> {
         let saved = self.enter_context(map);
         self.current = ordinal;
         self.kind = str_at(map, "type");
-        let visit = SHAPES
+        let visit = self
+            .looks
+            .shapes
             .iter()
             .map(|visit| visit(map, key, self))
             .find(|visit| *visit != Visit::Pass)
@@ -301,7 +336,8 @@ impl<'w, 'p> Walker<'w, 'p> {
                 continue;
             }
             let key = key.decode();
-            if let Some(text) = value.array_text().filter(|_| key == "tools") {
+            let catalogue = self.looks.catalogues && key == "tools";
+            if let Some(text) = value.array_text().filter(|_| catalogue) {
                 self.catalogue(value, text);
                 self.skip(std::iter::once(value));
             } else {
@@ -462,6 +498,14 @@ pub(crate) fn container_format(event: Json<'_>) -> Option<Format> {
     let map = event.as_object()?;
     let kind = str_at(map, "type");
     let kind = kind.as_deref();
+    // First: the prefilter takes a line that starts with `parentUuid` for a transcript event.
+    if map.contains_key("parentUuid")
+        || map.contains_key("leafUuid")
+        || (matches!(kind, Some("user" | "assistant"))
+            && map.get("message").is_some_and(Json::is_object))
+    {
+        return Some(Format::ClaudeCode);
+    }
     if map.contains_key("payload")
         && matches!(
             kind,
@@ -477,13 +521,6 @@ pub(crate) fn container_format(event: Json<'_>) -> Option<Format> {
         && (map.contains_key("projectHash") || map.contains_key("sessionId"))
     {
         return Some(Format::GeminiCli);
-    }
-    if map.contains_key("parentUuid")
-        || map.contains_key("leafUuid")
-        || (matches!(kind, Some("user" | "assistant"))
-            && map.get("message").is_some_and(Json::is_object))
-    {
-        return Some(Format::ClaudeCode);
     }
     if map.get("history").is_some_and(Json::is_array) {
         return Some(Format::SweAgent);
