@@ -173,12 +173,15 @@ impl Prefilter {
         }
     }
 
-    /// Cuts a block of whole lines into runs of lines that one prefilter searches, in order:
-    /// transcript event lines apart from the others.
-    pub(crate) fn runs<'p, 'b>(&'p self, block: &'b [u8]) -> Runs<'p, 'b> {
+    /// Cuts a block of whole lines, which end at `ends`, into runs of lines that one
+    /// prefilter searches, in order: transcript event lines apart from the others. Each run is
+    /// a range of indices of `ends`.
+    pub(crate) fn runs<'p, 'b>(&'p self, block: &'b [u8], ends: &'b [usize]) -> Runs<'p, 'b> {
         Runs {
             prefilter: self,
             block,
+            ends,
+            next: 0,
         }
     }
 
@@ -199,32 +202,34 @@ impl Prefilter {
 pub(crate) struct Runs<'p, 'b> {
     prefilter: &'p Prefilter,
     block: &'b [u8],
+    ends: &'b [usize],
+    /// The first line not yet in a run.
+    next: usize,
 }
 
-impl<'p, 'b> Iterator for Runs<'p, 'b> {
-    type Item = (&'b [u8], &'p Prefilter);
+impl<'p> Iterator for Runs<'p, '_> {
+    type Item = (std::ops::Range<usize>, &'p Prefilter);
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.block.is_empty() {
+        let first = self.next;
+        if first >= self.ends.len() {
             return None;
         }
-        let prefilter = self.prefilter.for_line(self.block);
-        let mut end = self.block.len();
-        if self.prefilter.transcript_lines.is_some() {
-            let starts = memchr::memchr_iter(b'\n', self.block).map(|newline| newline + 1);
-            if let Some(other) =
-                starts
-                    .take_while(|&start| start < self.block.len())
-                    .find(|&start| {
-                        !std::ptr::eq(self.prefilter.for_line(&self.block[start..]), prefilter)
-                    })
-            {
-                end = other;
-            }
-        }
-        let (run, rest) = self.block.split_at(end);
-        self.block = rest;
-        Some((run, prefilter))
+        let start_of = |line: usize| {
+            line.checked_sub(1)
+                .map_or(0, |before| self.ends[before] + 1)
+        };
+        let prefilter = self.prefilter.for_line(&self.block[start_of(first)..]);
+        self.next = match self.prefilter.transcript_lines {
+            None => self.ends.len(),
+            Some(_) => (first + 1..self.ends.len())
+                .find(|&line| {
+                    let other = self.prefilter.for_line(&self.block[start_of(line)..]);
+                    !std::ptr::eq(other, prefilter)
+                })
+                .unwrap_or(self.ends.len()),
+        };
+        Some((first..self.next, prefilter))
     }
 }
 
@@ -397,15 +402,16 @@ mod tests {
         let filter = Prefilter::new(None);
         let transcript = "{\"parentUuid\":1}\n";
         let other = "{\"type\":\"function_call\"}\n";
-        let lines = [
+        let each = [
             transcript, transcript, other, transcript, other, other, transcript,
         ];
-        let block = lines.concat();
+        let block = each.concat();
+        let ends: Vec<usize> = memchr::memchr_iter(b'\n', block.as_bytes()).collect();
         let runs: Vec<(String, bool)> = filter
-            .runs(block.as_bytes())
-            .map(|(run, prefilter)| {
+            .runs(block.as_bytes(), &ends)
+            .map(|(lines, prefilter)| {
                 let narrowed = !std::ptr::eq(prefilter, &filter);
-                (String::from_utf8_lossy(run).into_owned(), narrowed)
+                (lines.map(|line| each[line]).collect::<String>(), narrowed)
             })
             .collect();
         let expected = [
@@ -417,7 +423,7 @@ mod tests {
         ];
         assert_eq!(runs, expected);
         let forced = Prefilter::new(Some(Format::ClaudeCode));
-        assert_eq!(forced.runs(block.as_bytes()).count(), 1);
+        assert_eq!(forced.runs(block.as_bytes(), &ends).count(), 1);
     }
 
     #[test]

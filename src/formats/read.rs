@@ -39,6 +39,8 @@ pub(crate) struct Reader<'a> {
     /// Parses each line; taken out of the reader while a line's tree is in use.
     parser: Parser,
     scratch: Scratch,
+    /// Where each line of the block being read ends, kept for the next block.
+    line_ends: Vec<usize>,
     /// Events parsed so far: JSONL lines, or top-level values of a document.
     events: u64,
 }
@@ -54,6 +56,7 @@ impl<'a> Reader<'a> {
             streams: Streams::default(),
             parser: Parser::default(),
             scratch: Scratch::default(),
+            line_ends: Vec::new(),
             events: 0,
         }
     }
@@ -171,43 +174,73 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Whole lines, the first numbered `line`; returns the number of the line after them.
+    /// Whole lines, the first numbered `line`; returns the number of the line after them. The
+    /// lines are found once, by one search for their ends: the prefilter's runs and the lines
+    /// it skips both go by them.
     fn jsonl_block(
         &mut self,
         mut line: u64,
         block: &[u8],
         prefilter: &Prefilter,
     ) -> io::Result<u64> {
-        for (lines, prefilter) in prefilter.runs(block) {
-            line = self.jsonl_run(line, lines, prefilter)?;
+        let mut ends = std::mem::take(&mut self.line_ends);
+        ends.clear();
+        ends.extend(memchr::memchr_iter(b'\n', block));
+        let mut result = Ok(());
+        for (lines, prefilter) in prefilter.runs(block, &ends) {
+            let start = lines
+                .start
+                .checked_sub(1)
+                .map_or(0, |before| ends[before] + 1);
+            match self.jsonl_run(line, block, start, &ends[lines], prefilter) {
+                Ok(next) => line = next,
+                Err(error) => {
+                    result = Err(error);
+                    break;
+                }
+            }
         }
-        Ok(line)
+        self.line_ends = ends;
+        result.map(|()| line)
     }
 
-    /// Whole lines that one prefilter searches, as [`Reader::jsonl_block`] does.
-    fn jsonl_run(&mut self, mut line: u64, block: &[u8], prefilter: &Prefilter) -> io::Result<u64> {
-        let mut hits = Hits::new(prefilter, block);
-        let mut at = 0;
-        while let Some(hit) = hits.next(at, !self.streams.is_idle()) {
-            let start = memchr::memrchr(b'\n', &block[at..hit]).map_or(at, |end| at + end + 1);
-            let end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |end| hit + end + 1);
-            line = self.skipped_lines(line, &block[at..start])?;
-            self.parse_line(line, &block[start..end])?;
-            line += 1;
-            at = end;
+    /// Whole lines that one prefilter searches: from `start` of `block`, each ending at the
+    /// next of `ends`. Returns the number of the line after them.
+    fn jsonl_run(
+        &mut self,
+        mut line: u64,
+        block: &[u8],
+        start: usize,
+        ends: &[usize],
+        prefilter: &Prefilter,
+    ) -> io::Result<u64> {
+        let Some(&last) = ends.last() else {
+            return Ok(line);
+        };
+        let mut hits = Hits::new(prefilter, &block[start..=last]);
+        let mut at = start;
+        let mut ends = ends.iter();
+        while let Some(hit) = hits.next(at - start, !self.streams.is_idle()) {
+            let hit = start + hit;
+            // Lines before the one the token is in are skipped, but checked that they look like
+            // one whole JSON value: that catches what a writer killed mid-line or a stray text
+            // line leaves.
+            for &end in ends.by_ref() {
+                if end > hit {
+                    self.parse_line(line, &block[at..=end])?;
+                    line += 1;
+                    at = end + 1;
+                    break;
+                }
+                self.check_skipped(line, &block[at..end], false)?;
+                line += 1;
+                at = end + 1;
+            }
         }
-        self.skipped_lines(line, &block[at..])
-    }
-
-    /// Lines the prefilter skipped: not parsed, but checked that they look like one whole JSON
-    /// value, which catches what a writer killed mid-line or a stray text line leaves. Returns the
-    /// number of the line after them.
-    fn skipped_lines(&mut self, mut line: u64, lines: &[u8]) -> io::Result<u64> {
-        let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', lines) {
-            self.check_skipped(line, &lines[start..end], false)?;
+        for &end in ends {
+            self.check_skipped(line, &block[at..end], false)?;
             line += 1;
-            start = end + 1;
+            at = end + 1;
         }
         Ok(line)
     }
