@@ -145,22 +145,17 @@ pub struct Counts {
 impl Counts {
     /// Counts one call.
     pub fn add(&mut self, record: &CallRecord) {
-        self.count_call(record);
+        self.count_call(record.status, reason_length(record));
         self.refresh();
     }
 
     /// Counts one call, leaving coverage and median to [`Counts::refresh`]: a median taken
     /// after every call would cost more than reading the call.
-    fn count_call(&mut self, record: &CallRecord) {
+    fn count_call(&mut self, status: Status, reason_length: Option<usize>) {
         self.calls += 1;
-        *self.count_mut(record.status) += 1;
-        if record.status == Status::Present {
-            if let Some(reason) = &record.reason {
-                *self
-                    .reason_lengths
-                    .entry(reason.trim().chars().count())
-                    .or_default() += 1;
-            }
+        *self.count_mut(status) += 1;
+        if let Some(length) = reason_length {
+            *self.reason_lengths.entry(length).or_default() += 1;
         }
     }
 
@@ -215,6 +210,12 @@ impl Counts {
         self.coverage = (audited > 0).then(|| 100.0 * self.present as f64 / audited as f64);
         self.median_reason_length = median(&self.reason_lengths);
     }
+}
+
+/// The length of a present reason, in characters, as the median counts it.
+fn reason_length(record: &CallRecord) -> Option<usize> {
+    let reason = record.reason.as_deref()?;
+    (record.status == Status::Present).then(|| reason.trim().chars().count())
 }
 
 /// The median of a distribution given as value → how many times it occurs.
@@ -317,7 +318,8 @@ impl Tally {
 
     /// Counts one call.
     pub fn add(&mut self, record: &CallRecord) {
-        self.totals.count_call(record);
+        let reason_length = reason_length(record);
+        self.totals.count_call(record.status, reason_length);
         let key = self.by.key_of(record);
         let at = match self.index.get(key.as_ref()) {
             Some(&at) => at,
@@ -326,7 +328,9 @@ impl Tally {
                 self.group_at(key)
             }
         };
-        self.groups[at].counts.count_call(record);
+        self.groups[at]
+            .counts
+            .count_call(record.status, reason_length);
     }
 
     fn group_mut(&mut self, key: String) -> &mut Counts {
