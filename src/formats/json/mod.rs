@@ -312,10 +312,8 @@ fn fingerprint(raw: &[u8], escaped: bool) -> u64 {
     if escaped {
         return u64::MAX;
     }
-    let (first, last) = match raw {
-        [] => (0, 0),
-        [first, .., last] => (*first, *last),
-        [only] => (*only, *only),
+    let (Some(&first), Some(&last)) = (raw.first(), raw.last()) else {
+        return 1;
     };
     let mix = raw.len() ^ usize::from(first) << 1 ^ usize::from(last) << 3;
     1u64 << (mix % 64)
@@ -326,24 +324,20 @@ fn fingerprint(raw: &[u8], escaped: bool) -> u64 {
 /// before any comparison.
 fn has_duplicate_key(bytes: &[u8], entries: &[Node], keys: &mut u64) -> bool {
     let mut duplicate = false;
-    for (index, key) in entries.iter().step_by(2).enumerate() {
+    for (index, entry) in entries.chunks_exact(2).enumerate() {
         let Node::String {
             start,
             end,
             escaped,
-        } = *key
+        } = entry[0]
         else {
             continue;
         };
         let bit = fingerprint(&bytes[start..end], escaped);
-        if *keys & bit != 0
-            && !duplicate
-            && entries[..index * 2]
-                .iter()
-                .step_by(2)
-                .any(|earlier| same_key(bytes, earlier, key))
-        {
-            duplicate = true;
+        if *keys & bit != 0 && !duplicate {
+            duplicate = entries[..index * 2]
+                .chunks_exact(2)
+                .any(|earlier| same_key(bytes, &earlier[0], &entry[0]));
         }
         *keys |= bit;
     }

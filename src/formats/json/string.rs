@@ -23,6 +23,7 @@ const ODD_BITS: u64 = 0xAAAA_AAAA_AAAA_AAAA;
 
 /// Reads the string whose opening quote is at `*at`; returns where its closing quote is, and
 /// leaves `*at` past it. `escaped` is set when it holds a backslash.
+#[inline(always)]
 pub(super) fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed<usize> {
     let start = *at + 1;
     // Keys, ids and timestamps end within a few words, without escapes: SWAR answers for
@@ -44,7 +45,13 @@ pub(super) fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed
         }
     }
     // Nothing before `word_start` ends plain content: the blocks start there.
-    let mut base = word_start;
+    blocks(bytes, word_start, at, escaped)
+}
+
+/// The rest of a string from `base`, which is not inside an escape, 64 bytes at a time. Kept
+/// out of line: the short strings above then pay for no more registers than they use.
+#[inline(never)]
+fn blocks(bytes: &[u8], mut base: usize, at: &mut usize, escaped: &mut bool) -> Parsed<usize> {
     // Whether the first byte of the block is escaped by a backslash that ended the last one.
     let mut carried = 0;
     loop {
