@@ -262,8 +262,10 @@ impl<'a> Reader<'a> {
         if text.is_empty() {
             return Ok(());
         }
+        // The line as written picks the prefilter, as it does for a line in a block: the two
+        // must agree on every line however the input was cut into reads.
         if !prefilter
-            .for_line(text)
+            .for_line(bytes)
             .may_hold_call(text, !self.streams.is_idle())
         {
             return self.check_skipped(line, text, !bytes.ends_with(b"\n"));
@@ -944,6 +946,16 @@ mod tests {
         ] {
             inputs.push(std::fs::read(root.join("samples").join(sample)).expect("sample"));
         }
+        // Found by fuzzing: a transcript line indented by whitespace was searched for one
+        // token when read on its own and for every format's in a block.
+        inputs.push(
+            format!(
+                "{TOOL_USE}\n  {{\"parentUuid\":\":  \"tool_calls\",\n{}\n{}\n",
+                TOOL_USE.replace("t1", "t2"),
+                TOOL_USE.replace("t1", "t3")
+            )
+            .into_bytes(),
+        );
         for input in inputs {
             let whole = events_through_buffer(&input, 1 << 20);
             assert!(whole.len() > 2, "{whole:?}");
