@@ -179,6 +179,9 @@ impl Parser {
         }
         *at += 1;
         let mark = self.stack.len();
+        // The fingerprint bit of every key; a key whose bit is set already may repeat one.
+        let mut keys = 0;
+        let mut duplicate = false;
         skip_whitespace(bytes, at);
         if bytes.get(*at) == Some(&b'}') {
             *at += 1;
@@ -191,11 +194,19 @@ impl Parser {
                 let start = *at + 1;
                 let mut escaped = false;
                 let end = string(bytes, at, &mut escaped)?;
-                self.stack.push(Node::String {
+                let key = Node::String {
                     start,
                     end,
                     escaped,
-                });
+                };
+                let bit = fingerprint(&bytes[start..end], escaped);
+                if keys & bit != 0 && !duplicate {
+                    duplicate = self.stack[mark..]
+                        .chunks_exact(2)
+                        .any(|earlier| same_key(bytes, &earlier[0], &key));
+                }
+                keys |= bit;
+                self.stack.push(key);
                 skip_whitespace(bytes, at);
                 if bytes.get(*at) != Some(&b':') {
                     return Err(Rejected);
@@ -214,8 +225,7 @@ impl Parser {
                 }
             }
         }
-        let mut keys = 0;
-        if has_duplicate_key(bytes, &self.stack[mark..], &mut keys) {
+        if duplicate {
             keep_last_values(bytes, &mut self.stack, mark);
         }
         let first = self.nodes.len();
@@ -317,31 +327,6 @@ fn fingerprint(raw: &[u8], escaped: bool) -> u64 {
     };
     let mix = raw.len() ^ usize::from(first) << 1 ^ usize::from(last) << 3;
     1u64 << (mix % 64)
-}
-
-/// Whether two keys of an object (the entries of `entries`, key then value) are the same
-/// string; `keys` gets the fingerprint of every key. The fingerprint rules most pairs out
-/// before any comparison.
-fn has_duplicate_key(bytes: &[u8], entries: &[Node], keys: &mut u64) -> bool {
-    let mut duplicate = false;
-    for (index, entry) in entries.chunks_exact(2).enumerate() {
-        let Node::String {
-            start,
-            end,
-            escaped,
-        } = entry[0]
-        else {
-            continue;
-        };
-        let bit = fingerprint(&bytes[start..end], escaped);
-        if *keys & bit != 0 && !duplicate {
-            duplicate = entries[..index * 2]
-                .chunks_exact(2)
-                .any(|earlier| same_key(bytes, &earlier[0], &entry[0]));
-        }
-        *keys |= bit;
-    }
-    duplicate
 }
 
 fn same_key(bytes: &[u8], a: &Node, b: &Node) -> bool {
