@@ -54,9 +54,9 @@ impl<'a> Reader<'a> {
             options,
             out,
             streams: Streams::default(),
-            parser: Parser::default(),
+            parser: Parser::for_events(),
             scratch: Scratch::default(),
-            line_ends: Vec::new(),
+            line_ends: Vec::with_capacity(1024),
             events: 0,
         }
     }

@@ -75,6 +75,15 @@ pub(crate) struct Rejected;
 type Parsed<T> = Result<T, Rejected>;
 
 impl Parser {
+    /// A parser with room for the tree of a typical event: grown one doubling at a time, its
+    /// buffers were a dozen allocations for every small file read.
+    pub(crate) fn for_events() -> Parser {
+        Parser {
+            nodes: Vec::with_capacity(1024),
+            stack: Vec::with_capacity(256),
+        }
+    }
+
     /// Parses `text`, which must be one JSON value with nothing but whitespace around it.
     pub(crate) fn parse<'p>(&'p mut self, text: &'p str) -> Parsed<Json<'p>> {
         let mut at = 0;
