@@ -373,6 +373,14 @@ mod tests {
                 r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"close","arguments":{{"reason":"done"}}}}}}"#
             ));
             lines.push(format!(r#"{{"type":"user","x":"{}"}}"#, "y".repeat(n * 40)));
+            // Transcript event lines, which the prefilter searches for fewer tokens: runs of
+            // them and of other lines meet seams too.
+            lines.push(format!(
+                r#"{{"parentUuid":"p{n}","type":"assistant","message":{{"content":[{{"type":"tool_use","id":"pt{n}","name":"Read","input":{{}}}}]}}}}"#
+            ));
+            lines.push(format!(
+                r#"  {{"parentUuid":"q{n}","toolUseResult":{{"type":"function_call","name":"x","call_id":"q{n}"}}}}"#
+            ));
             let call = format!(
                 r#"{{"tool_calls":[{{"index":0,"id":"s{n}","function":{{"name":"stream{n}","arguments":"{{\"a\":"}}}}]}}"#
             );
