@@ -177,31 +177,31 @@ impl<'a> Reader<'a> {
     /// Whole lines, the first numbered `line`; returns the number of the line after them. The
     /// lines are found once, by one search for their ends: the prefilter's runs and the lines
     /// it skips both go by them.
-    fn jsonl_block(
-        &mut self,
-        mut line: u64,
-        block: &[u8],
-        prefilter: &Prefilter,
-    ) -> io::Result<u64> {
+    fn jsonl_block(&mut self, line: u64, block: &[u8], prefilter: &Prefilter) -> io::Result<u64> {
         let mut ends = std::mem::take(&mut self.line_ends);
         ends.clear();
         ends.extend(memchr::memchr_iter(b'\n', block));
-        let mut result = Ok(());
-        for (lines, prefilter) in prefilter.runs(block, &ends) {
+        let read = self.jsonl_runs(line, block, &ends, prefilter);
+        self.line_ends = ends;
+        read
+    }
+
+    /// The lines of a block, which end at `ends`, run by run.
+    fn jsonl_runs(
+        &mut self,
+        mut line: u64,
+        block: &[u8],
+        ends: &[usize],
+        prefilter: &Prefilter,
+    ) -> io::Result<u64> {
+        for (lines, prefilter) in prefilter.runs(block, ends) {
             let start = lines
                 .start
                 .checked_sub(1)
                 .map_or(0, |before| ends[before] + 1);
-            match self.jsonl_run(line, block, start, &ends[lines], prefilter) {
-                Ok(next) => line = next,
-                Err(error) => {
-                    result = Err(error);
-                    break;
-                }
-            }
+            line = self.jsonl_run(line, block, start, &ends[lines], prefilter)?;
         }
-        self.line_ends = ends;
-        result.map(|()| line)
+        Ok(line)
     }
 
     /// Whole lines that one prefilter searches: from `start` of `block`, each ending at the
