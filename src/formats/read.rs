@@ -889,6 +889,16 @@ mod tests {
     }
 
     #[test]
+    fn claude_code_stream_json_keeps_its_snake_case_session() {
+        let line = r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Read","input":{}}]},"session_id":"s-1"}"#;
+        let sessions: Vec<_> = records(line)
+            .into_iter()
+            .map(|record| (record.format, record.session))
+            .collect();
+        assert_eq!(sessions, [(Format::ClaudeCode, Some("s-1".to_owned()))]);
+    }
+
+    #[test]
     fn a_transcript_event_holds_calls_only_as_tool_use_blocks() {
         // A tool's structured output can look like any payload: it is not this session's call,
         // whether or not the line also holds a call of its own.

@@ -54,29 +54,21 @@ struct Looks {
     shapes: &'static [Shape],
     /// Whether a `tools` array is read as a catalogue.
     catalogues: bool,
-    /// The keys that name the session of what an object holds, in order of preference.
-    session_keys: &'static [&'static str],
-    /// The same for its time.
-    time_keys: &'static [&'static str],
 }
 
 /// Any event: every shape, and catalogues.
 const EVERY_SHAPE: Looks = Looks {
     shapes: &SHAPES,
     catalogues: true,
-    session_keys: &["sessionId", "session_id"],
-    time_keys: &["timestamp", "time"],
 };
 
-/// A Claude Code transcript event: it records its model's calls as `tool_use` blocks, and no
-/// catalogue; its session is `sessionId` and its time `timestamp`. Anything else in it (a
-/// tool's structured output, a pasted payload) is not this session's call. The prefilter
-/// relies on this to search its lines for one token only.
+/// A Claude Code event (a transcript line, or its `stream-json` output): it records its model's
+/// calls as `tool_use` blocks, and no catalogue. Anything else in it (a tool's structured
+/// output, a pasted payload) is not this session's call. The prefilter relies on this to
+/// search a transcript line for one token only.
 const TRANSCRIPT_EVENT: Looks = Looks {
     shapes: &[anthropic::visit],
     catalogues: false,
-    session_keys: &["sessionId"],
-    time_keys: &["timestamp"],
 };
 
 /// A call as a shape found it, before the rules that need the whole source.
@@ -378,14 +370,10 @@ impl<'w, 'p> Walker<'w, 'p> {
     /// Takes the session and timestamp an object carries for everything inside it; returns
     /// what to restore when the object is left.
     fn enter_context(&mut self, map: Object<'p>) -> Option<Context<'p>> {
-        let session = self
-            .looks
-            .session_keys
+        let session = ["sessionId", "session_id"]
             .iter()
             .find_map(|key| map.get(key).and_then(Json::as_text));
-        let timestamp = self
-            .looks
-            .time_keys
+        let timestamp = ["timestamp", "time"]
             .iter()
             .find_map(|key| map.get(key).filter(|time| is_scalar_text(*time)));
         if session.is_none() && timestamp.is_none() {
