@@ -174,8 +174,7 @@ impl Prefilter {
     }
 
     /// Cuts a block of whole lines, which end at `ends`, into runs of lines that one
-    /// prefilter searches, in order: transcript event lines apart from the others. Each run is
-    /// a range of indices of `ends`.
+    /// prefilter searches, in order: transcript event lines apart from the others.
     pub(crate) fn runs<'p, 'b>(&'p self, block: &'b [u8], ends: &'b [usize]) -> Runs<'p, 'b> {
         Runs {
             prefilter: self,
@@ -198,6 +197,15 @@ impl Prefilter {
     }
 }
 
+/// Lines of a block that one prefilter searches.
+pub(crate) struct Run<'p> {
+    /// Their indices in the block's line ends.
+    pub(crate) lines: std::ops::Range<usize>,
+    /// Where the first of them starts in the block.
+    pub(crate) start: usize,
+    pub(crate) prefilter: &'p Prefilter,
+}
+
 /// Runs of whole lines, each with the prefilter for all its lines.
 pub(crate) struct Runs<'p, 'b> {
     prefilter: &'p Prefilter,
@@ -208,7 +216,7 @@ pub(crate) struct Runs<'p, 'b> {
 }
 
 impl<'p> Iterator for Runs<'p, '_> {
-    type Item = (std::ops::Range<usize>, &'p Prefilter);
+    type Item = Run<'p>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let first = self.next;
@@ -229,7 +237,11 @@ impl<'p> Iterator for Runs<'p, '_> {
                 })
                 .unwrap_or(self.ends.len()),
         };
-        Some((first..self.next, prefilter))
+        Some(Run {
+            lines: first..self.next,
+            start: start_of(first),
+            prefilter,
+        })
     }
 }
 
@@ -409,9 +421,11 @@ mod tests {
         let ends: Vec<usize> = memchr::memchr_iter(b'\n', block.as_bytes()).collect();
         let runs: Vec<(String, bool)> = filter
             .runs(block.as_bytes(), &ends)
-            .map(|(lines, prefilter)| {
-                let narrowed = !std::ptr::eq(prefilter, &filter);
-                (lines.map(|line| each[line]).collect::<String>(), narrowed)
+            .map(|run| {
+                let narrowed = !std::ptr::eq(run.prefilter, &filter);
+                let text = run.lines.map(|line| each[line]).collect::<String>();
+                assert!(block[run.start..].starts_with(&text));
+                (text, narrowed)
             })
             .collect();
         let expected = [

@@ -194,12 +194,8 @@ impl<'a> Reader<'a> {
         ends: &[usize],
         prefilter: &Prefilter,
     ) -> io::Result<u64> {
-        for (lines, prefilter) in prefilter.runs(block, ends) {
-            let start = lines
-                .start
-                .checked_sub(1)
-                .map_or(0, |before| ends[before] + 1);
-            line = self.jsonl_run(line, block, start, &ends[lines], prefilter)?;
+        for run in prefilter.runs(block, ends) {
+            line = self.jsonl_run(line, block, run.start, &ends[run.lines], run.prefilter)?;
         }
         Ok(line)
     }
