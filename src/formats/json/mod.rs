@@ -156,14 +156,8 @@ impl Parser {
             loop {
                 skip_whitespace(bytes, at);
                 self.value(bytes, at, depth + 1)?;
-                skip_whitespace(bytes, at);
-                match bytes.get(*at) {
-                    Some(b',') => *at += 1,
-                    Some(b']') => {
-                        *at += 1;
-                        break;
-                    }
-                    _ => return Err(Rejected),
+                if !more_follow(bytes, at, b']')? {
+                    break;
                 }
             }
         }
@@ -223,14 +217,8 @@ impl Parser {
                 *at += 1;
                 skip_whitespace(bytes, at);
                 self.value(bytes, at, depth + 1)?;
-                skip_whitespace(bytes, at);
-                match bytes.get(*at) {
-                    Some(b',') => *at += 1,
-                    Some(b'}') => {
-                        *at += 1;
-                        break;
-                    }
-                    _ => return Err(Rejected),
+                if !more_follow(bytes, at, b'}')? {
+                    break;
                 }
             }
         }
@@ -244,6 +232,20 @@ impl Parser {
         self.stack.push(Node::Object { first, len, keys });
         Ok(())
     }
+}
+
+/// After a container's value: steps past the comma when another value follows, or past
+/// `closer` when the container ends there.
+#[inline]
+fn more_follow(bytes: &[u8], at: &mut usize, closer: u8) -> Parsed<bool> {
+    skip_whitespace(bytes, at);
+    let more = match bytes.get(*at) {
+        Some(b',') => true,
+        Some(&byte) if byte == closer => false,
+        _ => return Err(Rejected),
+    };
+    *at += 1;
+    Ok(more)
 }
 
 fn skip_whitespace(bytes: &[u8], at: &mut usize) {
