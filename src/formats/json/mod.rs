@@ -88,8 +88,7 @@ impl Parser {
     pub(crate) fn parse<'p>(&'p mut self, text: &'p str) -> Parsed<Json<'p>> {
         let mut at = 0;
         let json = self.parse_next(text, &mut at)?;
-        skip_whitespace(text.as_bytes(), &mut at);
-        if at != text.len() {
+        if skip_whitespace(text.as_bytes(), at) != text.len() {
             return Err(Rejected);
         }
         Ok(json)
@@ -101,8 +100,7 @@ impl Parser {
         self.nodes.clear();
         self.stack.clear();
         let bytes = text.as_bytes();
-        skip_whitespace(bytes, at);
-        self.value(bytes, at, 0)?;
+        *at = self.value(bytes, skip_whitespace(bytes, *at), 0)?;
         let node = self.stack.pop().ok_or(Rejected)?;
         Ok(Json {
             text,
@@ -111,52 +109,53 @@ impl Parser {
         })
     }
 
-    /// Parses one value onto the stack. Nodes go straight into the stack rather than back to
-    /// the caller: an enum returned through memory and read back at once stalled the processor
-    /// on every value (a quarter of the parse).
-    fn value(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
-        let node = match bytes.get(*at) {
+    // The parse goes by positions passed in and returned, never by a position behind a
+    // reference: pushing a node may write anywhere as far as the compiler knows, so a position
+    // in memory was stored and loaded again around every token.
+
+    /// Parses the value at `at` onto the stack; returns where it ends. Nodes go straight into
+    /// the stack rather than back to the caller: an enum returned through memory and read back
+    /// at once stalled the processor on every value (a quarter of the parse).
+    fn value(&mut self, bytes: &[u8], at: usize, depth: usize) -> Parsed<usize> {
+        let (node, end) = match bytes.get(at) {
             Some(b'{') => return self.object(bytes, at, depth),
             Some(b'[') => return self.array(bytes, at, depth),
             Some(b'"') => {
-                let start = *at + 1;
-                let mut escaped = false;
-                let end = string(bytes, at, &mut escaped)?;
-                Node::String {
-                    start,
+                let (end, escaped) = string(bytes, at)?;
+                let node = Node::String {
+                    start: at + 1,
                     end,
                     escaped,
-                }
+                };
+                (node, end + 1)
             }
             Some(b'-' | b'0'..=b'9') => {
-                let start = *at;
                 let end = number(bytes, at)?;
-                Node::Number { start, end }
+                (Node::Number { start: at, end }, end)
             }
-            Some(b't') => literal(bytes, at, b"true", Node::Bool(true))?,
-            Some(b'f') => literal(bytes, at, b"false", Node::Bool(false))?,
-            Some(b'n') => literal(bytes, at, b"null", Node::Null)?,
+            Some(b't') => (Node::Bool(true), literal(bytes, at, b"true")?),
+            Some(b'f') => (Node::Bool(false), literal(bytes, at, b"false")?),
+            Some(b'n') => (Node::Null, literal(bytes, at, b"null")?),
             _ => return Err(Rejected),
         };
         self.stack.push(node);
-        Ok(())
+        Ok(end)
     }
 
-    fn array(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
+    fn array(&mut self, bytes: &[u8], start: usize, depth: usize) -> Parsed<usize> {
         if depth >= MAX_DEPTH {
             return Err(Rejected);
         }
-        let start = *at;
-        *at += 1;
         let mark = self.stack.len();
-        skip_whitespace(bytes, at);
-        if bytes.get(*at) == Some(&b']') {
-            *at += 1;
+        let mut at = skip_whitespace(bytes, start + 1);
+        if bytes.get(at) == Some(&b']') {
+            at += 1;
         } else {
             loop {
-                skip_whitespace(bytes, at);
-                self.value(bytes, at, depth + 1)?;
-                if !more_follow(bytes, at, b']')? {
+                at = self.value(bytes, skip_whitespace(bytes, at), depth + 1)?;
+                let (more, next) = more_follow(bytes, at, b']')?;
+                at = next;
+                if !more {
                     break;
                 }
             }
@@ -171,53 +170,57 @@ impl Parser {
             first,
             len,
             start,
-            end: *at,
+            end: at,
         });
-        Ok(())
+        Ok(at)
     }
 
-    fn object(&mut self, bytes: &[u8], at: &mut usize, depth: usize) -> Parsed<()> {
+    fn object(&mut self, bytes: &[u8], start: usize, depth: usize) -> Parsed<usize> {
         if depth >= MAX_DEPTH {
             return Err(Rejected);
         }
-        *at += 1;
         let mark = self.stack.len();
         // The fingerprint bit of every key; a key whose bit is set already may repeat one.
         let mut keys = 0;
         let mut duplicate = false;
-        skip_whitespace(bytes, at);
-        if bytes.get(*at) == Some(&b'}') {
-            *at += 1;
+        let mut at = skip_whitespace(bytes, start + 1);
+        if bytes.get(at) == Some(&b'}') {
+            at += 1;
         } else {
             loop {
-                skip_whitespace(bytes, at);
-                if bytes.get(*at) != Some(&b'"') {
+                at = skip_whitespace(bytes, at);
+                if bytes.get(at) != Some(&b'"') {
                     return Err(Rejected);
                 }
-                let start = *at + 1;
-                let mut escaped = false;
-                let end = string(bytes, at, &mut escaped)?;
-                let key = Node::String {
-                    start,
-                    end,
-                    escaped,
-                };
-                let bit = fingerprint(&bytes[start..end], escaped);
+                let (end, escaped) = string(bytes, at)?;
+                let key_start = at + 1;
+                let bit = fingerprint(&bytes[key_start..end], escaped);
                 if keys & bit != 0 && !duplicate {
+                    let key = Node::String {
+                        start: key_start,
+                        end,
+                        escaped,
+                    };
                     duplicate = self.stack[mark..]
                         .chunks_exact(2)
                         .any(|earlier| same_key(bytes, &earlier[0], &key));
                 }
                 keys |= bit;
-                self.stack.push(key);
-                skip_whitespace(bytes, at);
-                if bytes.get(*at) != Some(&b':') {
+                // Built where it is pushed: a key node kept aside for the check above was
+                // written field by field and read back whole, a stalled load for every key.
+                self.stack.push(Node::String {
+                    start: key_start,
+                    end,
+                    escaped,
+                });
+                at = skip_whitespace(bytes, end + 1);
+                if bytes.get(at) != Some(&b':') {
                     return Err(Rejected);
                 }
-                *at += 1;
-                skip_whitespace(bytes, at);
-                self.value(bytes, at, depth + 1)?;
-                if !more_follow(bytes, at, b'}')? {
+                at = self.value(bytes, skip_whitespace(bytes, at + 1), depth + 1)?;
+                let (more, next) = more_follow(bytes, at, b'}')?;
+                at = next;
+                if !more {
                     break;
                 }
             }
@@ -230,41 +233,42 @@ impl Parser {
         self.nodes.extend_from_slice(&self.stack[mark..]);
         self.stack.truncate(mark);
         self.stack.push(Node::Object { first, len, keys });
-        Ok(())
+        Ok(at)
     }
 }
 
-/// After a container's value: steps past the comma when another value follows, or past
-/// `closer` when the container ends there.
+/// After a container's value at `at`: whether another value follows (a comma) or the container
+/// ends there (`closer`), and the position past that comma or closer.
 #[inline]
-fn more_follow(bytes: &[u8], at: &mut usize, closer: u8) -> Parsed<bool> {
-    skip_whitespace(bytes, at);
-    let more = match bytes.get(*at) {
+fn more_follow(bytes: &[u8], at: usize, closer: u8) -> Parsed<(bool, usize)> {
+    let at = skip_whitespace(bytes, at);
+    let more = match bytes.get(at) {
         Some(b',') => true,
         Some(&byte) if byte == closer => false,
         _ => return Err(Rejected),
     };
-    *at += 1;
-    Ok(more)
+    Ok((more, at + 1))
 }
 
-fn skip_whitespace(bytes: &[u8], at: &mut usize) {
-    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(*at) {
-        *at += 1;
+/// The first position from `at` on that is not whitespace.
+#[inline]
+fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
+        at += 1;
     }
+    at
 }
 
-fn literal(bytes: &[u8], at: &mut usize, word: &[u8], node: Node) -> Parsed<Node> {
-    if !bytes[*at..].starts_with(word) {
+/// Where the literal `word` that starts at `at` ends.
+fn literal(bytes: &[u8], at: usize, word: &[u8]) -> Parsed<usize> {
+    if !bytes[at..].starts_with(word) {
         return Err(Rejected);
     }
-    *at += word.len();
-    Ok(node)
+    Ok(at + word.len())
 }
 
-/// Reads the number at `*at`; returns where it ends, and leaves `*at` there.
-fn number(bytes: &[u8], at: &mut usize) -> Parsed<usize> {
-    let start = *at;
+/// Reads the number that starts at `start`; returns where it ends.
+fn number(bytes: &[u8], start: usize) -> Parsed<usize> {
     let mut end = start + usize::from(bytes[start] == b'-');
     let digits = |end: &mut usize| {
         let from = *end;
@@ -312,7 +316,6 @@ fn number(bytes: &[u8], at: &mut usize) -> Parsed<usize> {
     {
         return Err(Rejected);
     }
-    *at = end;
     Ok(end)
 }
 

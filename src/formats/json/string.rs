@@ -21,11 +21,11 @@ const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 const SHORT: usize = 32;
 const ODD_BITS: u64 = 0xAAAA_AAAA_AAAA_AAAA;
 
-/// Reads the string whose opening quote is at `*at`; returns where its closing quote is, and
-/// leaves `*at` past it. `escaped` is set when it holds a backslash.
+/// Reads the string whose opening quote is at `at`; returns where its closing quote is, and
+/// whether it holds a backslash.
 #[inline(always)]
-pub(super) fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed<usize> {
-    let start = *at + 1;
+pub(super) fn string(bytes: &[u8], at: usize) -> Parsed<(usize, bool)> {
+    let start = at + 1;
     // Keys, ids and timestamps end within a few words, without escapes: SWAR answers for
     // them before a block would be set up.
     let mut word_start = start;
@@ -34,8 +34,7 @@ pub(super) fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed
         if found != 0 {
             let end = word_start + (found.trailing_zeros() / 8) as usize;
             if bytes[end] == b'"' {
-                *at = end + 1;
-                return Ok(end);
+                return Ok((end, false));
             }
             break;
         }
@@ -45,15 +44,16 @@ pub(super) fn string(bytes: &[u8], at: &mut usize, escaped: &mut bool) -> Parsed
         }
     }
     // Nothing before `word_start` ends plain content: the blocks start there.
-    blocks(bytes, word_start, at, escaped)
+    blocks(bytes, word_start)
 }
 
 /// The rest of a string from `base`, which is not inside an escape, 64 bytes at a time. Kept
 /// out of line: the short strings above then pay for no more registers than they use.
 #[inline(never)]
-fn blocks(bytes: &[u8], mut base: usize, at: &mut usize, escaped: &mut bool) -> Parsed<usize> {
+fn blocks(bytes: &[u8], mut base: usize) -> Parsed<(usize, bool)> {
     // Whether the first byte of the block is escaped by a backslash that ended the last one.
     let mut carried = 0;
+    let mut escaped = false;
     loop {
         // Past the end of the text the block is padded with quotes: a string that ends in
         // the padding ran off the end of the text.
@@ -80,7 +80,7 @@ fn blocks(bytes: &[u8], mut base: usize, at: &mut usize, escaped: &mut bool) -> 
         }
         let escapes = escaped_here & inside;
         if escapes != 0 {
-            *escaped = true;
+            escaped = true;
             let simple = block.mask(|lane| {
                 [b'"', b'\\', b'/', b'b', b'f', b'n', b'r', b't']
                     .into_iter()
@@ -92,7 +92,7 @@ fn blocks(bytes: &[u8], mut base: usize, at: &mut usize, escaped: &mut bool) -> 
                 // A `\u` (or a bad escape): the block again byte by byte, from its start or
                 // from the backslash just before it. No escape is open there: every `\u`
                 // before this block sent the string here already.
-                return bytewise(bytes, base - carried_in as usize, at);
+                return Ok((bytewise(bytes, base - carried_in as usize)?, true));
             }
         }
         if quotes != 0 {
@@ -100,8 +100,7 @@ fn blocks(bytes: &[u8], mut base: usize, at: &mut usize, escaped: &mut bool) -> 
             if end >= available {
                 return Err(Rejected);
             }
-            *at = base + end + 1;
-            return Ok(base + end);
+            return Ok((base + end, escaped));
         }
         if available < 64 {
             return Err(Rejected);
@@ -110,14 +109,12 @@ fn blocks(bytes: &[u8], mut base: usize, at: &mut usize, escaped: &mut bool) -> 
     }
 }
 
-/// The rest of a string from `from`, which is not inside an escape, one byte at a time.
-fn bytewise(bytes: &[u8], mut from: usize, at: &mut usize) -> Parsed<usize> {
+/// The rest of a string from `from`, which is not inside an escape, one byte at a time; returns
+/// where its closing quote is.
+fn bytewise(bytes: &[u8], mut from: usize) -> Parsed<usize> {
     loop {
         match *bytes.get(from).ok_or(Rejected)? {
-            b'"' => {
-                *at = from + 1;
-                return Ok(from);
-            }
+            b'"' => return Ok(from),
             b'\\' => from += escape_length(&bytes[from..])?,
             byte if byte < 0x20 => return Err(Rejected),
             _ => from += 1,
@@ -212,10 +209,7 @@ mod tests {
     }
 
     fn scanned(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
-        let (mut after, mut escaped) = (at, false);
-        let end = string(bytes, &mut after, &mut escaped).ok()?;
-        assert_eq!(after, end + 1);
-        Some((end, escaped))
+        string(bytes, at).ok()
     }
 
     /// Pieces of string content that matter to a scanner: runs that cross block edges, runs of
