@@ -4,13 +4,13 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
-use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
+use reasons::formats::{read_file, read_log, AlignedBufReader, Event, ReadOptions, ReadSummary};
 use reasons::record::CallRecord;
 
 use crate::input::Source;
@@ -69,7 +69,8 @@ pub fn read_source(
     let result = match source {
         Source::Stdin => {
             let stdin = io::stdin().lock();
-            let input = BufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
+            let input =
+                AlignedBufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
             read_log(&name, input, &options.read, &mut sink)
         }
         Source::File(path) => {
@@ -77,7 +78,7 @@ pub fn read_source(
             if options.follow {
                 loop {
                     let follow = Follow::new(&file, &mut *before_wait);
-                    let input = BufReader::with_capacity(READ_BUFFER, follow);
+                    let input = AlignedBufReader::with_capacity(READ_BUFFER, follow);
                     match read_log(&name, input, &options.read, &mut sink) {
                         // Rotated by copying and truncating: what is written now is a new log.
                         Err(error) if Truncated::is(&error) => {
@@ -94,7 +95,7 @@ pub fn read_source(
                 drop(file);
                 read_file(&name, path, &options.read, &mut sink)
             } else {
-                let input = BufReader::with_capacity(READ_BUFFER, file);
+                let input = AlignedBufReader::with_capacity(READ_BUFFER, file);
                 read_log(&name, input, &options.read, &mut sink)
             }
         }

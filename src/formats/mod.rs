@@ -14,6 +14,7 @@ use crate::record::CallRecord;
 
 mod anthropic;
 mod arguments;
+mod buffered;
 mod catalogue;
 mod gemini;
 mod json;
@@ -72,6 +73,7 @@ pub struct ReadSummary {
     pub format: Option<Format>,
 }
 
+pub use buffered::AlignedBufReader;
 pub use split::read_file;
 
 /// Reads one log and hands each event to `sink` as soon as the line holding it has been read.

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 
+use super::buffered::AlignedBufReader;
 use super::read::{starts_document, Item, Reader};
 use super::source::{Offset, Rules};
 use super::walk::Streams;
@@ -62,7 +63,7 @@ pub(crate) fn read_in_pieces(
     let size = std::fs::metadata(path)?.len();
     let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
     if !split {
-        let input = BufReader::with_capacity(READ_BUFFER, File::open(path)?);
+        let input = AlignedBufReader::with_capacity(READ_BUFFER, File::open(path)?);
         return super::read_log(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);
@@ -199,7 +200,7 @@ fn read_piece(
     };
     let mut reader = Reader::continuing(options, &mut collect, streams, start.events);
     let lines = if bounds.index == 0 {
-        reader.read_start(BufReader::with_capacity(
+        reader.read_start(AlignedBufReader::with_capacity(
             READ_BUFFER,
             PieceReader::new(file, 0, bounds.until),
         ))?
@@ -209,7 +210,7 @@ fn read_piece(
                 file.seek(SeekFrom::Start(first))?;
                 let input = PieceReader::new(file, first, bounds.until);
                 reader.read_more(
-                    BufReader::with_capacity(READ_BUFFER, input),
+                    AlignedBufReader::with_capacity(READ_BUFFER, input),
                     start.lines + 1,
                 )?
             }
