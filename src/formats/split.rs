@@ -9,6 +9,9 @@
 //! read again, on the calling thread, from the streams it was left. Streams are short and
 //! pieces are long, so that is rare.
 //!
+//! The calling thread reads pieces too, between handing them over, so there is one busy thread
+//! a core.
+//!
 //! Memory stays flat: a few pieces are read ahead of the one being handed over, never more.
 
 use std::collections::BTreeMap;
@@ -80,21 +83,35 @@ pub(crate) fn read_in_pieces(
         let _ = tickets.send(());
     }
     let ticket = Mutex::new(ticket);
+    // A ticket and the next piece to read, if one is left. A reading thread waits for the
+    // ticket; this thread only takes one that is free (while a reader waits for one, holding
+    // the lock, none is).
+    let claim = |wait: bool| -> Option<u64> {
+        let got = if wait {
+            ticket.lock().ok()?.recv().is_ok()
+        } else {
+            ticket.try_lock().ok()?.try_recv().is_ok()
+        };
+        let index = got.then(|| next.fetch_add(1, Ordering::Relaxed))?;
+        (index < pieces).then_some(index)
+    };
+    let read_at = |index: u64| {
+        let bounds = Bounds::of(index, pieces, piece);
+        read_piece(path, bounds, options, Streams::default(), Offset::default())
+    };
     let (done, finished) = mpsc::channel::<(u64, io::Result<Piece>)>();
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        // This thread reads too, whenever it has nothing to hand over: one thread a core, and
+        // none of them waits while there is work. (A thread that only handed over, beside one
+        // reader a core, took a core's time slices from the readers.)
+        for _ in 1..threads {
             let done = done.clone();
-            let (next, ticket) = (&next, &ticket);
-            scope.spawn(move || loop {
-                let got = ticket.lock().map(|ticket| ticket.recv());
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if !matches!(got, Ok(Ok(()))) || index >= pieces {
-                    return;
-                }
-                let bounds = Bounds::of(index, pieces, piece);
-                let read = read_piece(path, bounds, options, Streams::default(), Offset::default());
-                if done.send((index, read)).is_err() {
-                    return;
+            let (claim, read_at) = (&claim, &read_at);
+            scope.spawn(move || {
+                while let Some(index) = claim(true) {
+                    if done.send((index, read_at(index))).is_err() {
+                        return;
+                    }
                 }
             });
         }
@@ -104,14 +121,10 @@ pub(crate) fn read_in_pieces(
                 .into_iter()
                 .try_for_each(|item| rules.apply(item, offset, &mut *sink))
         };
-        let mut waiting = BTreeMap::new();
+        let mut waiting: BTreeMap<u64, io::Result<Piece>> = BTreeMap::new();
         let mut handed = 0;
         let outcome = (|| {
             while handed < pieces {
-                let Ok((index, read)) = finished.recv() else {
-                    return Err(io::Error::other("a reading thread stopped"));
-                };
-                waiting.insert(index, read);
                 while let Some(read) = waiting.remove(&handed) {
                     let read = read?;
                     let (read, at) = if left_open.is_idle() {
@@ -131,6 +144,20 @@ pub(crate) fn read_in_pieces(
                     handed += 1;
                     let _ = tickets.send(());
                 }
+                if handed == pieces {
+                    break;
+                }
+                let (index, piece) = match finished.try_recv() {
+                    Ok(finished) => finished,
+                    Err(_) => match claim(false) {
+                        Some(index) => (index, read_at(index)),
+                        // Every ticket is out: the piece to hand over next is being read.
+                        None => finished
+                            .recv()
+                            .map_err(|_| io::Error::other("a reading thread stopped"))?,
+                    },
+                };
+                waiting.insert(index, piece);
             }
             // Calls still open at the end of the file are handed over as one read would.
             let mut items = Vec::new();
