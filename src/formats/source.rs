@@ -173,12 +173,12 @@ impl Rules<'_> {
         if let Some(first) = first {
             return first != event;
         }
-        if self.seen.contains(&key) {
+        // One probe of a table that outgrows the caches: inserting says whether it was new.
+        if !self.seen.insert(key) {
             // Not first seen in this event: it was in an earlier one, which a call a stream
             // ended can still carry; `first_events` has every such call.
             return self.first_events.get(&key) != Some(&event);
         }
-        self.seen.insert(key);
         self.this_event.push((key, event));
         if remember {
             self.first_events.insert(key, event);

@@ -497,13 +497,14 @@ pub(crate) fn id_at(map: Object<'_>, key: &str) -> Option<String> {
 /// block is `claude-code` in a transcript line and `anthropic` in an API payload.
 pub(crate) fn container_format(event: Json<'_>) -> Option<Format> {
     let map = event.as_object()?;
+    // First, before `type` is looked up: the prefilter takes a line that starts with
+    // `parentUuid` for a transcript event, and most lines of a long log are those.
+    if map.contains_key("parentUuid") || map.contains_key("leafUuid") {
+        return Some(Format::ClaudeCode);
+    }
     let kind = str_at(map, "type");
     let kind = kind.as_deref();
-    // First: the prefilter takes a line that starts with `parentUuid` for a transcript event.
-    if map.contains_key("parentUuid")
-        || map.contains_key("leafUuid")
-        || (matches!(kind, Some("user" | "assistant"))
-            && map.get("message").is_some_and(Json::is_object))
+    if matches!(kind, Some("user" | "assistant")) && map.get("message").is_some_and(Json::is_object)
     {
         return Some(Format::ClaudeCode);
     }
