@@ -30,11 +30,12 @@ pub(super) fn string(bytes: &[u8], at: usize) -> Parsed<(usize, bool)> {
     // them before a block would be set up.
     let mut word_start = start;
     while let Some(word) = bytes.get(word_start..word_start + 8) {
-        let found = specials(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+        let (found, quotes) = specials(u64::from_le_bytes(word.try_into().unwrap_or_default()));
         if found != 0 {
-            let end = word_start + (found.trailing_zeros() / 8) as usize;
-            if bytes[end] == b'"' {
-                return Ok((end, false));
+            // The first byte marked is the closing quote when the quotes' marks have it: told
+            // from the masks, not by loading the byte again at the end of their chain.
+            if quotes & found & found.wrapping_neg() != 0 {
+                return Ok((word_start + (found.trailing_zeros() / 8) as usize, false));
             }
             break;
         }
@@ -158,15 +159,19 @@ fn escaped_bytes(backslashes: u64, carried: &mut u64) -> u64 {
 }
 
 /// Sets the high bit of each byte of `word` that ends plain string content: a quote, a
-/// backslash or a control character. The first byte marked (in memory order) is always one of
-/// those; bytes after it may be marked wrongly, which does not matter.
-fn specials(word: u64) -> u64 {
+/// backslash or a control character; and, second, of each quote. The first byte marked (in
+/// memory order) is always one of those, in both; bytes after it may be marked wrongly, which
+/// does not matter.
+fn specials(word: u64) -> (u64, u64) {
     let quote = word ^ (LOW_BITS * u64::from(b'"'));
     let backslash = word ^ (LOW_BITS * u64::from(b'\\'));
-    let zero_quote = quote.wrapping_sub(LOW_BITS) & !quote;
+    let zero_quote = quote.wrapping_sub(LOW_BITS) & !quote & HIGH_BITS;
     let zero_backslash = backslash.wrapping_sub(LOW_BITS) & !backslash;
     let below_space = word.wrapping_sub(LOW_BITS * 0x20) & !word;
-    (zero_quote | zero_backslash | below_space) & HIGH_BITS
+    (
+        zero_quote | (zero_backslash | below_space) & HIGH_BITS,
+        zero_quote,
+    )
 }
 
 /// The length of the escape at the start of `bytes` (a backslash and what follows), when it is
