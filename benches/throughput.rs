@@ -296,10 +296,10 @@ fn run_once(timed: &Timed<'_>) -> io::Result<Measurement> {
 /// reads the folder, the way its users name a folder of logs, and then also the paths named
 /// one by one, as a shell's `logs/*.jsonl` names them.
 /// Puts a big log in the page cache the way a log read before is: dropped from it, then read
-/// once. How a file came into the cache matters here. Still cached as the generator wrote it
-/// (in small pages), a 1 GiB log took `cat` 143 ms; dropped and read back (in large folios, on
-/// Linux 6.18 with ext4), 85 ms, and `reasons` a sixth less. Either way is a warm cache: this
-/// makes every run measure the same one. Needs GNU `dd`; without it the cache is left as it is.
+/// once. How a file came into the cache matters here (Linux caches it in folios as large as its
+/// writes or reads allow): the same 1 GiB log took `cat` 88 ms read back, 119 ms written line by
+/// line, and 143 ms as an earlier session had left it. Either way is a warm cache: this makes
+/// every run measure the same one. Needs GNU `dd`; without it the cache is left as it is.
 fn cache_as_read(path: &Path) -> io::Result<()> {
     let mut operand = std::ffi::OsString::from("if=");
     operand.push(path);
