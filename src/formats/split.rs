@@ -34,8 +34,16 @@ const PIECE: u64 = 4 << 20;
 /// Files smaller than this are read on one thread: they take milliseconds.
 const SPLIT_FROM: u64 = 2 * PIECE;
 
-/// How much of a piece one read takes.
-const READ_BUFFER: usize = 128 << 10;
+/// How much of a file read on one thread one read takes. Into an aligned buffer, 1 MiB reads
+/// took a 1 GiB log 6% less time than 128 KiB reads (fewer calls into the kernel, fewer lines
+/// cut by a read's end). A `BufReader`'s buffer of that size sat 16 bytes past a page boundary,
+/// where the copy is slow, and hid the gain.
+const READ_BUFFER: usize = 1 << 20;
+
+/// How much of a piece one read takes. Two threads reading pieces were no faster with 256 KiB
+/// or 1 MiB reads, and each thread holds a buffer: 1 MiB ones took the peak memory of an
+/// OpenAI-chat-style log from 14 to 16 MiB.
+const PIECE_READ_BUFFER: usize = 128 << 10;
 
 /// Reads one file, on as many threads as rayon's pool has when it is a large JSONL file, and
 /// hands each event to `sink` in file order, as [`super::read_log`] does.
@@ -228,7 +236,7 @@ fn read_piece(
     let mut reader = Reader::continuing(options, &mut collect, streams, start.events);
     let lines = if bounds.index == 0 {
         reader.read_start(AlignedBufReader::with_capacity(
-            READ_BUFFER,
+            PIECE_READ_BUFFER,
             PieceReader::new(file, 0, bounds.until),
         ))?
     } else {
@@ -237,7 +245,7 @@ fn read_piece(
                 file.seek(SeekFrom::Start(first))?;
                 let input = PieceReader::new(file, first, bounds.until);
                 reader.read_more(
-                    AlignedBufReader::with_capacity(READ_BUFFER, input),
+                    AlignedBufReader::with_capacity(PIECE_READ_BUFFER, input),
                     start.lines + 1,
                 )?
             }
