@@ -155,17 +155,18 @@ pub(crate) fn read_in_pieces(
                 if handed == pieces {
                     break;
                 }
-                let (index, piece) = match finished.try_recv() {
+                let (index, read) = match finished.try_recv() {
                     Ok(finished) => finished,
                     Err(_) => match claim(false) {
                         Some(index) => (index, read_at(index)),
-                        // Every ticket is out: the piece to hand over next is being read.
+                        // No ticket is free, or no piece is left: the piece to hand over next
+                        // is being read on another thread.
                         None => finished
                             .recv()
                             .map_err(|_| io::Error::other("a reading thread stopped"))?,
                     },
                 };
-                waiting.insert(index, piece);
+                waiting.insert(index, read);
             }
             // Calls still open at the end of the file are handed over as one read would.
             let mut items = Vec::new();
