@@ -193,26 +193,22 @@ impl Parser {
                     return Err(Rejected);
                 }
                 let (end, escaped) = string(bytes, at)?;
-                let key_start = at + 1;
-                let bit = fingerprint(&bytes[key_start..end], escaped);
-                if keys & bit != 0 && !duplicate {
-                    let key = Node::String {
-                        start: key_start,
-                        end,
-                        escaped,
-                    };
-                    duplicate = self.stack[mark..]
-                        .chunks_exact(2)
-                        .any(|earlier| same_key(bytes, &earlier[0], &key));
-                }
-                keys |= bit;
-                // Built where it is pushed: a key node kept aside for the check above was
+                // Pushed before it is compared: a key node kept aside for the comparison was
                 // written field by field and read back whole, a stalled load for every key.
                 self.stack.push(Node::String {
-                    start: key_start,
+                    start: at + 1,
                     end,
                     escaped,
                 });
+                let bit = fingerprint(&bytes[at + 1..end], escaped);
+                if keys & bit != 0 && !duplicate {
+                    if let Some((key, entries)) = self.stack[mark..].split_last() {
+                        duplicate = entries
+                            .chunks_exact(2)
+                            .any(|earlier| same_key(bytes, &earlier[0], key));
+                    }
+                }
+                keys |= bit;
                 at = skip_whitespace(bytes, end + 1);
                 if bytes.get(at) != Some(&b':') {
                     return Err(Rejected);
