@@ -86,6 +86,12 @@
 pub mod cli;
 pub mod envelope;
 pub mod formats;
+mod json;
+
+/// The private JSON parser, held against serde_json by the `json` fuzz target.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use json::differential as fuzz_json;
 pub mod layer;
 pub mod record;
 pub mod stats;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::json::{Json, Object};
+use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, str_is, Call, Place, Visit, Walker};
 use crate::formats::Format;
 

@@ -8,7 +8,7 @@ use foldhash::quality::{FixedState, FoldHasher};
 
 use serde_json::Value;
 
-use super::json::{Json, Object, Parser};
+use crate::json::{Json, Object, Parser};
 use crate::layer::REASON_PARAM;
 use crate::record::{ReasonField, Status};
 

@@ -1,6 +1,6 @@
 //! Kimi CLI wire logs: `tool.call` events (`name`, `args`, `toolCallId`).
 
-use super::json::Object;
+use crate::json::Object;
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
 

@@ -1,7 +1,7 @@
 //! MCP `tools/call` requests (`params.name`, `params.arguments`), on the wire or inside a
 //! recorded cassette. Their catalogue, `tools/list` results, is read like any other `tools`.
 
-use super::json::{Json, Object};
+use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, str_is, Call, Visit, Walker};
 use crate::formats::Format;
 

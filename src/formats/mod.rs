@@ -17,7 +17,6 @@ mod arguments;
 mod buffered;
 mod catalogue;
 mod gemini;
-mod json;
 mod kimi;
 mod mcp;
 mod openai_chat;
@@ -117,7 +116,7 @@ pub fn read_log<R: BufRead>(
 /// the shape of the first call in it. `None` when it holds no call and says nothing.
 pub fn detect(event: &Value) -> Option<Format> {
     let text = event.to_string();
-    let mut parser = json::Parser::default();
+    let mut parser = crate::json::Parser::default();
     let event = parser.parse(&text).ok()?;
     walk::container_format(event).or_else(|| read::first_call_format(event))
 }

@@ -1,7 +1,7 @@
 //! OpenHands event trajectories: an action with `tool_call_metadata` is a call; observations
 //! (which repeat the call's id) and the raw model response an action embeds are mirrors.
 
-use super::json::{Json, Object};
+use crate::json::{Json, Object};
 use super::walk::{str_at, Call, Visit, Walker};
 use crate::formats::Format;
 

@@ -7,7 +7,7 @@ use std::io::{self, BufRead};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::json::{Json, Parser};
+use crate::json::{Json, Parser};
 use super::prefilter::{Hits, Prefilter};
 use super::walk::{container_format, Lines, Scratch, Streams, Walked, Walker};
 use super::{anthropic, openai_chat, Format, ReadOptions};

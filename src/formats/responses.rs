@@ -3,7 +3,7 @@
 //! `web_search_call`), in API payloads, streamed events and Codex rollouts (which wrap them as
 //! `{"type": "response_item", "payload": …}`).
 
-use super::json::{Json, Object};
+use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
 

@@ -1,7 +1,7 @@
 //! SWE-agent trajectories (`.traj`): the calls are the assistant `tool_calls` in `history`;
 //! `trajectory[].messages` are snapshots of the history the model saw at each step.
 
-use super::json::Object;
+use crate::json::Object;
 use super::walk::{Visit, Walker};
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, _walk: &mut Walker<'_, 'p>) -> Visit {

@@ -5,7 +5,7 @@
 //! the subtree is a result, a mirror or a call already taken.
 
 use super::arguments::Arguments;
-use super::json::{Json, Object, Parser, Text};
+use crate::json::{Json, Object, Parser, Text};
 use super::{
     anthropic, catalogue, gemini, kimi, mcp, openai_chat, openhands, responses, swe_agent,
 };

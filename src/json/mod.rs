@@ -661,6 +661,38 @@ impl<'p> Object<'p> {
     }
 }
 
+/// The parser against serde_json, for the differential fuzz target (`fuzz/fuzz_targets/json.rs`):
+/// built only under `cfg(fuzzing)`, so the parser stays private to the crate everywhere else.
+#[cfg(fuzzing)]
+pub mod differential {
+    use serde_json::Value;
+
+    use super::{Json, Parser};
+
+    /// Panics when the tree and serde_json disagree on `text`: one accepts what the other
+    /// rejects, or both accept it and read different values. Then a value of several, as a
+    /// document is read: a value the parser takes from the start of `text` reads as serde_json
+    /// reads that same slice.
+    pub fn check(text: &str) {
+        let mut parser = Parser::default();
+        let tree = parser.parse(text).ok().map(Json::to_value);
+        let reference = serde_json::from_str::<Value>(text).ok();
+        assert_eq!(tree, reference, "parse disagrees with serde_json on {text:?}");
+
+        let mut at = 0;
+        if let Ok(json) = parser.parse_next(text, &mut at) {
+            let first = json.to_value();
+            let reference = serde_json::from_str::<Value>(&text[..at]).ok();
+            assert_eq!(
+                Some(first),
+                reference,
+                "parse_next disagrees with serde_json on {:?}",
+                &text[..at]
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
