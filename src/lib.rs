@@ -82,6 +82,8 @@
 //! reason.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// The library never prints: messages are the binary's, and go through its `messages` module.
+#![deny(clippy::print_stderr, clippy::print_stdout)]
 
 pub mod cli;
 pub mod envelope;

@@ -1,14 +1,17 @@
 //! The `reasons` executable: parse the command line, run the command, map the outcome to an
 //! exit status.
 
+// Every message to stderr goes through `messages`, which never panics.
+#![deny(clippy::print_stderr)]
+
 mod commands;
 mod exit_codes;
 mod input;
+mod messages;
 mod output;
 mod progress;
 mod scan;
 
-use std::io::{self, Write};
 use std::process;
 
 use clap::Parser;
@@ -24,7 +27,7 @@ fn main() {
         Ok(code) => code,
         Err(error) if commands::is_broken_pipe(&error) => ExitCode::Success,
         Err(error) => {
-            let _ = writeln!(io::stderr().lock(), "reasons: {error:#}");
+            messages::message!("{error:#}");
             ExitCode::Error
         }
     };

@@ -50,8 +50,8 @@ impl Progress {
     /// Writes a message on stderr without tearing the progress line.
     pub fn message(&self, message: &str) {
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{message}")),
-            None => eprintln!("{message}"),
+            Some(bar) => bar.suspend(|| crate::messages::line(message)),
+            None => crate::messages::line(message),
         }
     }
 }

@@ -75,13 +75,13 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                         .unwrap_or_else(io::Error::other)
                 })
             },
-            &mut |warning| eprintln!("reasons: {warning}"),
+            &mut |warning| crate::messages::message!("{warning}"),
         );
         match summary {
             Ok(_) => files += 1,
             Err(error) if is_broken_pipe(&error) => return Err(error),
             Err(error) => {
-                eprintln!("reasons: {error:#}");
+                crate::messages::message!("{error:#}");
                 failed = true;
             }
         }
@@ -147,7 +147,7 @@ fn finish(
     if options.lint.is_some() {
         summary.push_str(&format!("; {hints} reasons flagged by --lint"));
     }
-    eprintln!("{summary}");
+    crate::messages::line(&summary);
     Ok(if failed {
         ExitCode::Error
     } else if lacking + hints > 0 {

@@ -1,7 +1,7 @@
 //! `reasons extract`: every recorded call, with what it touched and its reason.
 
 use std::cell::RefCell;
-use std::io::{self, Write};
+use std::io::Write;
 
 use reasons::cli::ExtractFormat;
 use reasons::record::{CallRecord, Status};
@@ -80,7 +80,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
             if crate::commands::is_broken_pipe(&error) {
                 return Err(error);
             }
-            eprintln!("reasons: {error:#}");
+            crate::messages::message!("{error:#}");
             failed = true;
         }
     } else {
@@ -114,5 +114,5 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
 }
 
 fn warn(warning: &str) {
-    let _ = writeln!(io::stderr().lock(), "reasons: {warning}");
+    crate::messages::message!("{warning}");
 }

@@ -82,7 +82,7 @@ fn reading(
     line_buffered: bool,
 ) -> anyhow::Result<Reading> {
     let expanded = input::expand(&input.paths, &mut |announcement| {
-        let _ = writeln!(io::stderr().lock(), "reasons: {announcement}");
+        crate::messages::message!("{announcement}");
     })?;
     if follow && !matches!(&expanded.sources[..], [Source::File(_)]) {
         bail!("--follow reads exactly one file");
@@ -106,12 +106,7 @@ fn reading(
 /// Says what is wrong with each path that could not be read; true when there was any.
 pub fn report_problems(problems: &[Problem]) -> bool {
     for problem in problems {
-        let _ = writeln!(
-            io::stderr().lock(),
-            "reasons: {}: {}",
-            problem.path,
-            problem.message
-        );
+        crate::messages::message!("{}: {}", problem.path, problem.message);
     }
     !problems.is_empty()
 }

@@ -80,7 +80,9 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
                             log_failed = true;
                             let path = sink.path().map(Path::display);
                             if let Some(path) = path {
-                                eprintln!("reasons: cannot write the reasons log {path}: {error}");
+                                crate::messages::message!(
+                                    "cannot write the reasons log {path}: {error}"
+                                );
                             }
                         }
                     }
@@ -144,8 +146,8 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
             }
         }
         if end_by.is_some_and(|end_by| Instant::now() >= end_by) {
-            eprintln!(
-                "reasons: {program} still running {}s after its client left; ending it",
+            crate::messages::message!(
+                "{program} still running {}s after its client left; ending it",
                 GRACE.as_secs()
             );
             // It may have exited in the meantime: then there is nothing to kill.

@@ -116,7 +116,7 @@ impl ReasonSink {
         match self {
             // The human channel failing is no reason to stop the stream.
             ReasonSink::Stderr => {
-                let _ = io::stderr().write_all(format!("{reason}\n").as_bytes());
+                crate::messages::line(&reason.to_string());
                 Ok(())
             }
             ReasonSink::Log { file, .. } => {

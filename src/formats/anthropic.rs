@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, str_is, Call, Place, Visit, Walker};
 use crate::formats::Format;
+use crate::json::{Json, Object};
 
 /// A `tool_use` block whose input is still arriving in `input_json_delta` fragments.
 #[derive(Debug)]

@@ -1,9 +1,9 @@
 //! Gemini `functionCall {name, args}` parts (API requests, responses and streams) and Gemini CLI
 //! `toolCalls[]` in its session records.
 
-use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
+use crate::json::{Json, Object};
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     if let Some(function_call) = map.get("functionCall").and_then(Json::as_object) {

@@ -1,8 +1,8 @@
 //! Kimi CLI wire logs: `tool.call` events (`name`, `args`, `toolCallId`).
 
-use crate::json::Object;
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
+use crate::json::Object;
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     match walk.kind().as_deref() {

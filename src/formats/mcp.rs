@@ -1,9 +1,9 @@
 //! MCP `tools/call` requests (`params.name`, `params.arguments`), on the wire or inside a
 //! recorded cassette. Their catalogue, `tools/list` results, is read like any other `tools`.
 
-use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, str_is, Call, Visit, Walker};
 use crate::formats::Format;
+use crate::json::{Json, Object};
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     if !str_is(map, "method", "tools/call") {

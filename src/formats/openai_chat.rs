@@ -1,9 +1,9 @@
 //! OpenAI Chat Completions `tool_calls[].{id, function: {name, arguments}}`: in responses, in
 //! request histories, and in streamed chunks whose fragments are joined per index.
 
-use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, str_is, Call, Place, Visit, Walker};
 use crate::formats::Format;
+use crate::json::{Json, Object};
 
 /// A streamed call still receiving fragments.
 #[derive(Debug)]

@@ -1,9 +1,9 @@
 //! OpenHands event trajectories: an action with `tool_call_metadata` is a call; observations
 //! (which repeat the call's id) and the raw model response an action embeds are mirrors.
 
-use crate::json::{Json, Object};
 use super::walk::{str_at, Call, Visit, Walker};
 use crate::formats::Format;
+use crate::json::{Json, Object};
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     if let Some(metadata) = map.get("tool_call_metadata").and_then(Json::as_object) {

@@ -7,10 +7,10 @@ use std::io::{self, BufRead};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use crate::json::{Json, Parser};
 use super::prefilter::{Hits, Prefilter};
 use super::walk::{container_format, Lines, Scratch, Streams, Walked, Walker};
 use super::{anthropic, openai_chat, Format, ReadOptions};
+use crate::json::{Json, Parser};
 
 /// A line gathered across reads keeps its buffer up to this size; a longer one lets it go.
 const KEPT_BUFFER: usize = 1 << 20;

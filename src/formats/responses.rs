@@ -3,9 +3,9 @@
 //! `web_search_call`), in API payloads, streamed events and Codex rollouts (which wrap them as
 //! `{"type": "response_item", "payload": …}`).
 
-use crate::json::{Json, Object};
 use super::walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::Format;
+use crate::json::{Json, Object};
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     let Some(kind) = walk.kind() else {

@@ -1,8 +1,8 @@
 //! SWE-agent trajectories (`.traj`): the calls are the assistant `tool_calls` in `history`;
 //! `trajectory[].messages` are snapshots of the history the model saw at each step.
 
-use crate::json::Object;
 use super::walk::{Visit, Walker};
+use crate::json::Object;
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, _walk: &mut Walker<'_, 'p>) -> Visit {
     // A step's own fields are free text (`action`, `observation`); what could look like calls

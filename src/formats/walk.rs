@@ -5,11 +5,11 @@
 //! the subtree is a result, a mirror or a call already taken.
 
 use super::arguments::Arguments;
-use crate::json::{Json, Object, Parser, Text};
 use super::{
     anthropic, catalogue, gemini, kimi, mcp, openai_chat, openhands, responses, swe_agent,
 };
 use crate::formats::Format;
+use crate::json::{Json, Object, Parser, Text};
 
 /// What a shape makes of one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

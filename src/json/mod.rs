@@ -677,7 +677,10 @@ pub mod differential {
         let mut parser = Parser::default();
         let tree = parser.parse(text).ok().map(Json::to_value);
         let reference = serde_json::from_str::<Value>(text).ok();
-        assert_eq!(tree, reference, "parse disagrees with serde_json on {text:?}");
+        assert_eq!(
+            tree, reference,
+            "parse disagrees with serde_json on {text:?}"
+        );
 
         let mut at = 0;
         if let Ok(json) = parser.parse_next(text, &mut at) {

@@ -156,3 +156,38 @@ fn lint_flags_reasons_that_do_not_help() {
     let quiet = crate::util::run(&["check", arg(&path)]);
     assert_eq!(quiet.code, 0, "without --lint these reasons pass");
 }
+
+/// `reasons check bad.jsonl 2>/dev/full` panicked (exit 101): `eprintln!` panics when stderr
+/// cannot be written. Every message now goes through one function that drops what it cannot write.
+#[cfg(unix)]
+#[test]
+fn a_stderr_that_cannot_be_written_is_no_panic() {
+    use std::process::Stdio;
+
+    let (_dir, path) = log_file(
+        "bad.jsonl",
+        &["{\"a\": oops}".to_owned(), "not json".to_owned()],
+    );
+    // A full device: every write fails with ENOSPC.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full is there on every unix this runs on");
+    let output = crate::util::reasons()
+        .args(["check", arg(&path)])
+        .stderr(full)
+        .output()
+        .expect("reasons runs");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+
+    // A pipe whose reader is gone: every write fails with EPIPE.
+    let mut child = crate::util::reasons()
+        .args(["check", "--strict", arg(&path)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("reasons runs");
+    drop(child.stderr.take());
+    let status = child.wait().expect("reasons ends");
+    assert_eq!(status.code(), Some(2));
+}
