@@ -1,7 +1,7 @@
 //! Readers: any bytes become call records or warnings, never a panic, and the same ones however
 //! the input is cut into reads.
 //!
-//! The first byte picks the read options, the second the size of the reads; the rest is the log.
+//! The first byte picks the read options (format, then one bit for each switch), the second the size of the reads; the rest is the log.
 //! It is read three ways: whole through a large buffer (detection decides JSONL or document),
 //! through a small buffer (short reads, lines gathered across them), and behind a first line
 //! that is a whole JSON value, which forces the JSONL path.
@@ -13,11 +13,12 @@ use libfuzzer_sys::fuzz_target;
 use reasons::formats::{read_log, Event, Format, ReadOptions};
 
 fn options(byte: u8) -> ReadOptions {
-    let format = usize::from(byte >> 2);
+    let format = usize::from(byte >> 3);
     ReadOptions {
         format: Format::ALL.get(format).copied(),
         keep_arguments: byte & 1 == 1,
         audit_declared: byte & 2 == 2,
+        check_every_line: byte & 4 == 4,
     }
 }
 

@@ -95,6 +95,7 @@ fn reading(
                 format: input.input_format,
                 keep_arguments,
                 audit_declared: input.audit_declared,
+                check_every_line: input.strict,
             },
             strict: input.strict,
             follow,

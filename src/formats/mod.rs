@@ -41,6 +41,11 @@ pub struct ReadOptions {
     /// Audit the calls of tools that declare a `reason` of their own, instead of marking them
     /// `declared`.
     pub audit_declared: bool,
+    /// Parse every line in full, so that each one that is not JSON is reported. Otherwise a line
+    /// that cannot hold a call is only checked to look like one whole JSON value (its brackets
+    /// or quotes close, or it is a number or a literal), which catches cut and stray lines but
+    /// not JSON that is wrong inside.
+    pub check_every_line: bool,
 }
 
 /// What reading a log hands over, in the order the log holds it.

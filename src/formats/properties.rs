@@ -90,12 +90,16 @@ fn options() -> impl Strategy<Value = ReadOptions> {
         option::weighted(0.2, select(Format::ALL.to_vec())),
         any::<bool>(),
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(format, keep_arguments, audit_declared)| ReadOptions {
-            format,
-            keep_arguments,
-            audit_declared,
-        })
+        .prop_map(
+            |(format, keep_arguments, audit_declared, check_every_line)| ReadOptions {
+                format,
+                keep_arguments,
+                audit_declared,
+                check_every_line,
+            },
+        )
 }
 
 /// Hands out the input in the chunk sizes it is given, like a pipe, and fails at `fail_at`

@@ -243,13 +243,42 @@ impl<'a> Reader<'a> {
 
     fn check_skipped(&mut self, line: u64, bytes: &[u8], last_line: bool) -> io::Result<()> {
         let text = trim(bytes);
-        if text.is_empty() || looks_whole(text) {
+        if text.is_empty() {
+            return Ok(());
+        }
+        if looks_whole(text) {
+            if self.options.check_every_line {
+                return self.validate(line, text, last_line);
+            }
             return Ok(());
         }
         if matches!(text.first(), Some(b'{' | b'[' | b'"')) {
             return self.malformed(line, cut(last_line));
         }
         self.malformed(line, "invalid JSON: not a JSON value".to_owned())
+    }
+
+    /// Parses a line that holds no call, only to say whether it is JSON, as a line parsed for
+    /// its calls would say it.
+    fn validate(&mut self, line: u64, text: &[u8], cut_short: bool) -> io::Result<()> {
+        let valid = simdutf8::basic::from_utf8(text)
+            .ok()
+            .is_some_and(|text| self.parser.parse(text).is_ok());
+        if valid {
+            return Ok(());
+        }
+        let text = match std::str::from_utf8(text) {
+            Ok(text) => text,
+            Err(error) => {
+                let message = format!("invalid UTF-8 at byte {}", error.valid_up_to() + 1);
+                return self.malformed(line, message);
+            }
+        };
+        match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_eof() && cut_short => self.malformed(line, cut(true)),
+            Err(error) => self.malformed(line, format!("invalid JSON: {error}")),
+        }
     }
 
     /// One line read on its own (the first, and lines longer than the input's buffer).
@@ -1052,6 +1081,25 @@ mod tests {
     #[test]
     fn skipped_lines_that_are_whole_values_pass() {
         assert!(malformed_lines("{}\n[1]\n\"text\"\n-12\n3\ntrue\nnull\n\n").is_empty());
+    }
+
+    /// `--strict` let `{"a": oops}` pass: the prefilter skipped the line, and a skipped line
+    /// was only checked to look like one whole value.
+    #[test]
+    fn check_every_line_reports_json_wrong_inside_a_line_the_prefilter_skips() {
+        let log = "{\"a\": oops}\n{\"type\":\"user\"}\n[1,]\n\"caf\\u00e9\"\n";
+        let options = ReadOptions {
+            check_every_line: true,
+            ..ReadOptions::default()
+        };
+        let (_, malformed, _) = read_with(log, &options);
+        let lines: Vec<u64> = malformed.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [1, 3], "{malformed:?}");
+        assert!(
+            malformed[0].1.starts_with("invalid JSON: expected value"),
+            "{malformed:?}"
+        );
+        assert!(malformed_lines(log).is_empty());
     }
 
     #[test]

@@ -191,3 +191,23 @@ fn a_stderr_that_cannot_be_written_is_no_panic() {
     let status = child.wait().expect("reasons ends");
     assert_eq!(status.code(), Some(2));
 }
+
+/// `--strict` let `{"a": oops}` pass, because the prefilter skipped the line unparsed.
+#[test]
+fn strict_reports_a_malformed_line_the_prefilter_skips() {
+    let (_dir, path) = log_file(
+        "bad.jsonl",
+        &["{\"type\":\"user\"}".to_owned(), "{\"a\": oops}".to_owned()],
+    );
+    let plain = run(&["check", arg(&path)]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    let strict = run(&["check", "--strict", arg(&path)]);
+    assert_eq!(strict.code, 2);
+    assert!(
+        strict
+            .stderr
+            .contains(&format!("reasons: {}:2: invalid JSON: ", arg(&path))),
+        "{}",
+        strict.stderr
+    );
+}
