@@ -4,12 +4,13 @@
 //! server's stderr is its own, inherited, so it reaches ours as it comes. Messages are framed by
 //! hand as JSON lines: whatever the layer does not rewrite goes on as the very bytes that came.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,11 @@ const GRACE: Duration = Duration::from_secs(2);
 /// How often to look whether the server has exited: the standard library cannot wait for a child
 /// and for a message at once.
 const TICK: Duration = Duration::from_millis(10);
+
+/// How much of the client's messages may wait for a server that is not reading them. Beyond it
+/// the client is held back, as a pipe holds back its writer, so memory stays flat however long
+/// the server does not read; below it a client that gives up and leaves is still noticed.
+const QUEUED_BYTES: usize = 8 << 20;
 
 /// Why a direction stopped.
 enum Ended {
@@ -59,9 +65,10 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
     let (ended, events) = mpsc::channel();
 
     // The client's lines are read by one thread and written to the server by another, through a
-    // queue: a server that stops reading its stdin must not stop us from reading ours, or a
-    // client that gives up and leaves would never be noticed and the proxy would hang with it.
-    let (queue, queued) = mpsc::channel::<Vec<u8>>();
+    // queue: a server that stops reading its stdin must not stop us from reading ours at once,
+    // or a client that gives up and leaves would never be noticed and the proxy would hang with
+    // it. The queue is bounded, so a client that keeps writing is held back in the end.
+    let (queue, queued) = queue(QUEUED_BYTES);
     let written = Arc::new(AtomicU64::new(0));
     let to_server = ended.clone();
     thread::Builder::new()
@@ -70,7 +77,7 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
             let mut log_failed = false;
             let pumped = pump(
                 io::stdin().lock(),
-                Queue(queue),
+                queue,
                 |line| client_half.line(line),
                 |reason| {
                     // A log that cannot be written must not break the client's session: say so
@@ -185,19 +192,105 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
     Ok(ExitCode::Child(exit_code(status)))
 }
 
-/// The client→server half's output: each write goes to the thread that writes to the server.
-struct Queue(Sender<Vec<u8>>);
+/// Writes on their way from the client→server half to the thread that writes to the server,
+/// at most `limit` bytes of them (a single write longer than that still goes, alone).
+struct Queue {
+    state: Mutex<Queued>,
+    /// Signalled whenever a write is queued or taken, or a side goes.
+    changed: Condvar,
+    limit: usize,
+}
 
-impl Write for Queue {
+#[derive(Default)]
+struct Queued {
+    writes: VecDeque<Vec<u8>>,
+    bytes: usize,
+    /// The client→server half has finished: once the queue is empty, so is the server's input.
+    writer_gone: bool,
+    /// The server stopped reading: what is written now can never reach it.
+    reader_gone: bool,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, Queued> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A queue of `limit` bytes: the end the client→server half writes to, and the writes in order.
+fn queue(limit: usize) -> (QueueWriter, QueueReader) {
+    let queue = Arc::new(Queue {
+        state: Mutex::new(Queued::default()),
+        changed: Condvar::new(),
+        limit,
+    });
+    (QueueWriter(Arc::clone(&queue)), QueueReader(queue))
+}
+
+/// The client→server half's output: a write waits while the queue is full.
+struct QueueWriter(Arc<Queue>);
+
+impl Write for QueueWriter {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0
-            .send(bytes.to_vec())
-            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        let queue = &self.0;
+        let mut state = queue.lock();
+        while !state.reader_gone && state.bytes > 0 && state.bytes + bytes.len() > queue.limit {
+            state = queue
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        if state.reader_gone {
+            return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+        }
+        state.bytes += bytes.len();
+        state.writes.push_back(bytes.to_vec());
+        queue.changed.notify_all();
         Ok(bytes.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+impl Drop for QueueWriter {
+    fn drop(&mut self) {
+        self.0.lock().writer_gone = true;
+        self.0.changed.notify_all();
+    }
+}
+
+/// The writes for the server, in order, until the client→server half has finished.
+struct QueueReader(Arc<Queue>);
+
+impl Iterator for QueueReader {
+    type Item = Vec<u8>;
+
+    fn next(&mut self) -> Option<Vec<u8>> {
+        let queue = &self.0;
+        let mut state = queue.lock();
+        loop {
+            if let Some(write) = state.writes.pop_front() {
+                state.bytes -= write.len();
+                queue.changed.notify_all();
+                return Some(write);
+            }
+            if state.writer_gone {
+                return None;
+            }
+            state = queue
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+impl Drop for QueueReader {
+    fn drop(&mut self) {
+        self.0.lock().reader_gone = true;
+        self.0.changed.notify_all();
     }
 }
 
@@ -215,4 +308,53 @@ fn exit_code(status: ExitStatus) -> i32 {
         }
     }
     2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_queue_holds_the_writer_back_until_the_reader_takes_a_write() {
+        let (mut writer, mut reader) = queue(10);
+        writer.write_all(b"0123456").expect("room");
+        let (wrote, waited) = mpsc::channel();
+        let held = thread::spawn(move || {
+            writer
+                .write_all(b"789abc")
+                .expect("room, once the first write is taken");
+            wrote.send(()).expect("the test waits");
+        });
+        // Nothing wakes the writer until the reader takes something: the first write comes
+        // back whole, then the second.
+        assert_eq!(reader.next().as_deref(), Some(&b"0123456"[..]));
+        waited.recv().expect("the writer goes on");
+        assert_eq!(reader.next().as_deref(), Some(&b"789abc"[..]));
+        held.join().expect("the writer ends");
+        assert_eq!(reader.next(), None, "the writer is gone");
+    }
+
+    #[test]
+    fn a_write_longer_than_the_queue_still_goes_alone() {
+        let (mut writer, mut reader) = queue(4);
+        writer
+            .write_all(b"longer than four")
+            .expect("an empty queue takes it");
+        drop(writer);
+        assert_eq!(reader.next().as_deref(), Some(&b"longer than four"[..]));
+        assert_eq!(reader.next(), None);
+    }
+
+    #[test]
+    fn a_reader_that_goes_fails_the_writer_even_when_it_waits() {
+        let (mut writer, reader) = queue(4);
+        writer.write_all(b"full").expect("room");
+        let held = thread::spawn(move || writer.write_all(b"more"));
+        drop(reader);
+        let error = held
+            .join()
+            .expect("the writer ends")
+            .expect_err("no reader");
+        assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
+    }
 }

@@ -420,12 +420,16 @@ fn a_server_that_dies_mid_session_ends_the_proxy_after_its_last_words() {
 #[test]
 fn a_server_that_ignores_its_closed_stdin_is_ended_after_a_grace_period() {
     let session = Session::proxied(&[], &["--linger"]);
-    let started = Instant::now();
     let ended = session.close();
-    // Killed (signal 9) after the grace period: 128 + 9.
+    // Killed (signal 9) after the grace period, which the proxy says: 128 + 9.
     assert_eq!(ended.code, Some(137));
-    assert!(started.elapsed() >= Duration::from_secs(2));
-    assert!(ended.stderr.contains("ending it"), "{}", ended.stderr);
+    assert!(
+        ended
+            .stderr
+            .contains("still running 2s after its client left; ending it"),
+        "{}",
+        ended.stderr
+    );
 }
 
 #[test]
@@ -526,11 +530,60 @@ fn a_server_that_never_reads_is_ended_once_the_client_leaves() {
         // Dropping stdin: the client leaves.
     });
     writer.join().expect("the client wrote everything");
-    let started = Instant::now();
     let ended = session.finish();
     assert_eq!(ended.code, Some(137), "{}", ended.stderr);
-    assert!(started.elapsed() < Duration::from_secs(8));
     assert!(ended.stderr.contains("ending it"), "{}", ended.stderr);
+}
+
+/// The proxy read everything a client sent to a server that never reads, and kept it: 348 MiB
+/// resident after 12 s of 60 KB `tools/call` lines. Now the client is held back once a bounded
+/// queue is full, and the proxy's memory stays flat.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_that_never_reads_holds_the_client_back_instead_of_filling_memory() {
+    const SENT_AT_MOST: u64 = 96 << 20;
+    let mut session = Session::proxied(&[], &["--deaf"]);
+    let proxy = session.child.id();
+    let mut stdin = session.stdin.take().expect("stdin is open");
+    let (progress, written) = mpsc::channel::<u64>();
+    let writer = thread::spawn(move || {
+        let mut line =
+            serde_json::to_vec(&tools_call(1, "echo", json!({"text": "x".repeat(60_000)})))
+                .expect("JSON");
+        line.push(b'\n');
+        let mut sent = 0;
+        while sent < SENT_AT_MOST && stdin.write_all(&line).is_ok() {
+            sent += line.len() as u64;
+            if progress.send(sent).is_err() {
+                break;
+            }
+        }
+    });
+    // The writer reports each line the proxy took; when none comes for a while, it is held back
+    // (or it sent everything, which the assertion below catches).
+    let mut sent = 0;
+    while let Ok(now) = written.recv_timeout(Duration::from_secs(2)) {
+        sent = now;
+    }
+    let status = std::fs::read_to_string(format!("/proc/{proxy}/status")).expect("the proxy runs");
+    let resident_kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/PID/status");
+    let _ = session.child.kill();
+    drop(written);
+    writer
+        .join()
+        .expect("the writer ends once the proxy is gone");
+    assert!(
+        sent < 32 << 20,
+        "the proxy took {sent} bytes from the client"
+    );
+    assert!(
+        resident_kib < 48 << 10,
+        "the proxy holds {resident_kib} KiB"
+    );
 }
 
 /// Pushes 10,000 requests through the proxy, pipelined, with notifications both ways between
