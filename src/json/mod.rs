@@ -20,8 +20,11 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+pub(crate) use rejected::Rejected;
+use rejected::Parsed;
 use string::{hex4, string};
 
+mod rejected;
 mod string;
 
 /// serde_json's nesting limit: its 128th nested array or object is an error.
@@ -67,12 +70,6 @@ pub(crate) struct Parser {
     /// Children of the containers still open.
     stack: Vec<Node>,
 }
-
-/// The text is not JSON as serde_json reads it (or the parser is not sure): ask serde_json.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Rejected;
-
-type Parsed<T> = Result<T, Rejected>;
 
 impl Parser {
     /// A parser with room for the tree of a typical event: grown one doubling at a time, its

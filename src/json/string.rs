@@ -13,7 +13,7 @@
 
 use wide::u8x16;
 
-use super::{Parsed, Rejected};
+use super::rejected::{Parsed, Rejected};
 
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
