@@ -87,6 +87,7 @@
 
 pub mod cli;
 pub mod envelope;
+mod format;
 pub mod formats;
 mod json;
 
@@ -95,6 +96,7 @@ mod json;
 #[doc(hidden)]
 pub use json::differential as fuzz_json;
 pub mod layer;
+pub mod read;
 pub mod record;
 pub mod stats;
 pub mod stream;

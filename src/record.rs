@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::envelope::{decode_arguments, Arguments};
-use crate::formats::Format;
+use crate::format::Format;
 use crate::layer::REASON_PARAM;
 
 /// What a recorded call says about its reason.

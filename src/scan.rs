@@ -10,7 +10,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
-use reasons::formats::{read_file, read_log, AlignedBufReader, Event, ReadOptions, ReadSummary};
+use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
+use reasons::read::AlignedBufReader;
 use reasons::record::CallRecord;
 
 use crate::input::Source;

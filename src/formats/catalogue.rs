@@ -3,8 +3,14 @@
 
 use serde_json::Value;
 
-use super::walk::Declarations;
 use crate::layer::Declaration;
+
+/// Catalogue entries: a tool's name and whether it declares a `reason` of its own.
+pub(crate) type Declarations = Vec<(String, bool)>;
+
+/// The token of a `tools` array, where every shape's catalogue is: the shapes whose calls can be
+/// of declared tools list it.
+pub(crate) const TOKENS: &[&str] = &["\"tools\""];
 
 /// Reads one `tools` array: each declaration it can read adds `(name, declares_own_reason)`.
 pub(crate) fn read(tools: &Value, out: &mut Declarations) {

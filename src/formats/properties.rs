@@ -9,7 +9,9 @@ use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 
-use super::{read_log, Event, Format, ReadOptions};
+use super::reading::{Event, ReadOptions};
+use super::source::read_source as read_log;
+use crate::format::Format;
 
 /// Every line of the JSONL samples, and the single-document ones whole.
 fn sample_lines() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {

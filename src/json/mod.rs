@@ -20,8 +20,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-pub(crate) use rejected::Rejected;
 use rejected::Parsed;
+pub(crate) use rejected::Rejected;
 use string::{hex4, string};
 
 mod rejected;

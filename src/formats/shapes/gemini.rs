@@ -1,9 +1,17 @@
 //! Gemini `functionCall {name, args}` parts (API requests, responses and streams) and Gemini CLI
 //! `toolCalls[]` in its session records.
 
-use super::walk::{id_at, str_at, Call, Visit, Walker};
-use crate::formats::Format;
+use crate::format::Format;
+use crate::formats::catalogue;
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
+use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+
+pub(crate) const SHAPE: Shape = Shape::visiting(
+    Format::Gemini,
+    visit,
+    &[&["\"functionCall\""], catalogue::TOKENS],
+);
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     if let Some(function_call) = map.get("functionCall").and_then(Json::as_object) {
@@ -43,8 +51,8 @@ pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::read::testing::{brief, expect, records};
-    use crate::formats::Format;
+    use crate::format::Format;
+    use crate::formats::testing::{brief, expect, records};
     use crate::record::Status::{Invalid, Missing, Present};
 
     #[test]

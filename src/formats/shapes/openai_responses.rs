@@ -3,9 +3,22 @@
 //! `web_search_call`), in API payloads, streamed events and Codex rollouts (which wrap them as
 //! `{"type": "response_item", "payload": …}`).
 
-use super::walk::{id_at, str_at, Call, Visit, Walker};
-use crate::formats::Format;
+use crate::format::Format;
+use crate::formats::catalogue;
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
+use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+
+pub(crate) const SHAPE: Shape =
+    Shape::visiting(Format::OpenaiResponses, visit, &[TOKENS, catalogue::TOKENS]);
+
+/// The item types that are calls.
+pub(crate) const TOKENS: &[&str] = &[
+    "\"function_call\"",
+    "\"custom_tool_call\"",
+    "\"local_shell_call\"",
+    "\"web_search_call\"",
+];
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     let Some(kind) = walk.kind() else {
@@ -70,8 +83,8 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::read::testing::{brief, expect, records};
-    use crate::formats::Format;
+    use crate::format::Format;
+    use crate::formats::testing::{brief, expect, records};
     use crate::record::Status::{Freeform, Missing, Present};
 
     #[test]

@@ -5,11 +5,11 @@
 //! the subtree is a result, a mirror or a call already taken.
 
 use super::arguments::Arguments;
-use super::{
-    anthropic, catalogue, gemini, kimi, mcp, openai_chat, openhands, responses, swe_agent,
-};
-use crate::formats::Format;
+use super::catalogue::{self, Declarations};
+use super::fragments::{Fragments, Place};
+use crate::format::Format;
 use crate::json::{Json, Object, Parser, Text};
+use crate::read::lines::Lines;
 
 /// What a shape makes of one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,47 +29,16 @@ pub(crate) enum Visit {
 
 /// One shape's look at an object: the object, the key that holds it (array items: the key that
 /// holds the array), and the walk to hand calls to.
-type Shape = for<'p> fn(Object<'p>, Option<&str>, &mut Walker<'_, 'p>) -> Visit;
-
-/// Catalogue entries: a tool's name and whether it declares a `reason` of its own.
-pub(crate) type Declarations = Vec<(String, bool)>;
-
-/// Every shape, in the order they look at an object. Wrappers that hide or mirror calls (Kimi
-/// events, OpenHands actions and observations, SWE-agent trajectories) come before the shapes
-/// they contain.
-const SHAPES: [Shape; 8] = [
-    kimi::visit,
-    openhands::visit,
-    swe_agent::visit,
-    mcp::visit,
-    anthropic::visit,
-    responses::visit,
-    gemini::visit,
-    openai_chat::visit,
-];
+pub(crate) type VisitFn = for<'p> fn(Object<'p>, Option<&str>, &mut Walker<'_, 'p>) -> Visit;
 
 /// What a walk looks for in one event.
 #[derive(Clone, Copy)]
-struct Looks {
-    shapes: &'static [Shape],
+pub(crate) struct Looks {
+    /// The shapes' looks at each object, in order (see `shapes/mod.rs`).
+    pub(crate) shapes: &'static [VisitFn],
     /// Whether a `tools` array is read as a catalogue.
-    catalogues: bool,
+    pub(crate) catalogues: bool,
 }
-
-/// Any event: every shape, and catalogues.
-const EVERY_SHAPE: Looks = Looks {
-    shapes: &SHAPES,
-    catalogues: true,
-};
-
-/// A Claude Code event (a transcript line, or its `stream-json` output): it records its model's
-/// calls as `tool_use` blocks, and no catalogue. Anything else in it (a tool's structured
-/// output, a pasted payload) is not this session's call. The prefilter relies on this to
-/// search a transcript line for one token only.
-const TRANSCRIPT_EVENT: Looks = Looks {
-    shapes: &[anthropic::visit],
-    catalogues: false,
-};
 
 /// A call as a shape found it, before the rules that need the whole source.
 #[derive(Debug, Clone)]
@@ -98,94 +67,6 @@ pub(crate) struct Call {
     pub(crate) tool: String,
     pub(crate) arguments: Arguments,
     pub(crate) freeform: bool,
-}
-
-/// Where the event sits in the source, for the shapes that assemble a call from several
-/// fragments and hand it over later.
-#[derive(Debug, Clone)]
-pub(crate) struct Place {
-    pub(crate) line: u64,
-    pub(crate) event: u64,
-    pub(crate) session: Option<String>,
-    pub(crate) timestamp: Option<String>,
-}
-
-/// Calls that arrive in fragments over several events of a source, still being joined.
-#[derive(Debug, Default)]
-pub(crate) struct Streams {
-    pub(crate) chat: openai_chat::Assembly,
-    pub(crate) anthropic: anthropic::Assembly,
-}
-
-impl Streams {
-    /// Whether no call is waiting for more fragments: then a line that only continues or ends
-    /// a stream changes nothing.
-    pub(crate) fn is_idle(&self) -> bool {
-        self.chat.is_idle() && self.anthropic.is_idle()
-    }
-
-    /// Moves the places of the calls still open `lines` lines and `events` events on: a piece
-    /// of a source counts from its own start, the piece after it from another.
-    pub(crate) fn rebase(&mut self, lines: u64, events: u64) {
-        let mut rebase = |place: &mut Place| {
-            place.line += lines;
-            place.event += events;
-        };
-        self.chat.places().for_each(&mut rebase);
-        self.anthropic.places().for_each(&mut rebase);
-    }
-}
-
-/// Maps an object's place in document order to its line.
-pub(crate) enum Lines {
-    /// A JSONL event: everything in it is on its line.
-    Fixed(u64),
-    /// A single document: the line of each `{`, in document order.
-    Objects(Vec<u32>),
-}
-
-impl Lines {
-    /// Records the line of each object's opening brace, in document order. The parser visits
-    /// objects in the same order, so the n-th object it builds is the n-th brace found here.
-    /// `before` is how many lines of the input precede `text`.
-    pub(crate) fn of_document(text: &[u8], before: u64) -> Lines {
-        let mut lines = Vec::new();
-        let mut line = u32::try_from(before + 1).unwrap_or(u32::MAX);
-        let mut in_string = false;
-        let mut escaped = false;
-        for &byte in text {
-            if byte == b'\n' {
-                // Past four billion lines the number sticks: a wrong line, never a panic.
-                line = line.saturating_add(1);
-            }
-            if in_string {
-                if escaped {
-                    escaped = false;
-                } else if byte == b'\\' {
-                    escaped = true;
-                } else if byte == b'"' {
-                    in_string = false;
-                }
-            } else if byte == b'"' {
-                in_string = true;
-            } else if byte == b'{' {
-                lines.push(line);
-            }
-        }
-        Lines::Objects(lines)
-    }
-
-    fn line(&self, ordinal: usize) -> u64 {
-        match self {
-            Lines::Fixed(line) => *line,
-            Lines::Objects(lines) => lines.get(ordinal).map_or(1, |&line| u64::from(line)),
-        }
-    }
-
-    /// Whether objects are told apart by their place in the document.
-    fn counts_objects(&self) -> bool {
-        matches!(self, Lines::Objects(_))
-    }
 }
 
 /// The session and timestamp in force while inside an object.
@@ -218,7 +99,7 @@ pub(crate) struct Scratch {
 
 /// One walk over one event.
 pub(crate) struct Walker<'w, 'p> {
-    pub(crate) streams: &'w mut Streams,
+    pub(crate) fragments: &'w mut Fragments,
     lines: &'w Lines,
     scratch: &'w mut Scratch,
     /// Whether records keep the arguments.
@@ -239,20 +120,22 @@ pub(crate) struct Walker<'w, 'p> {
 }
 
 impl<'w, 'p> Walker<'w, 'p> {
+    /// A walk over an event numbered `event` whose first object is the one numbered
+    /// `first_ordinal` in document order, looking for what `looks` says.
     pub(crate) fn new(
-        streams: &'w mut Streams,
+        fragments: &'w mut Fragments,
         lines: &'w Lines,
         scratch: &'w mut Scratch,
         keep_arguments: bool,
-        first_ordinal: usize,
-        event: u64,
+        (first_ordinal, event): (usize, u64),
+        looks: Looks,
     ) -> Walker<'w, 'p> {
         Walker {
-            streams,
+            fragments,
             lines,
             scratch,
             keep_arguments,
-            looks: EVERY_SHAPE,
+            looks,
             ordinal: first_ordinal,
             current: first_ordinal,
             event,
@@ -267,15 +150,6 @@ impl<'w, 'p> Walker<'w, 'p> {
                 session: None,
             },
         }
-    }
-
-    /// Looks for what an event of `container` can hold: a Claude Code transcript event holds
-    /// only `tool_use` blocks.
-    pub(crate) fn within(mut self, container: Option<Format>) -> Self {
-        if container == Some(Format::ClaudeCode) {
-            self.looks = TRANSCRIPT_EVENT;
-        }
-        self
     }
 
     /// What the walk found.
@@ -491,41 +365,4 @@ pub(crate) fn str_is(map: Object<'_>, key: &str, text: &str) -> bool {
 /// A call id: a string, or a number (JSON-RPC) as written.
 pub(crate) fn id_at(map: Object<'_>, key: &str) -> Option<String> {
     map.get(key).and_then(scalar_text)
-}
-
-/// The format the whole event belongs to, when its outer record says so: the same tool_use
-/// block is `claude-code` in a transcript line and `anthropic` in an API payload.
-pub(crate) fn container_format(event: Json<'_>) -> Option<Format> {
-    let map = event.as_object()?;
-    // First, before `type` is looked up: the prefilter takes a line that starts with
-    // `parentUuid` for a transcript event, and most lines of a long log are those.
-    if map.contains_key("parentUuid") || map.contains_key("leafUuid") {
-        return Some(Format::ClaudeCode);
-    }
-    let kind = str_at(map, "type");
-    let kind = kind.as_deref();
-    if matches!(kind, Some("user" | "assistant")) && map.get("message").is_some_and(Json::is_object)
-    {
-        return Some(Format::ClaudeCode);
-    }
-    if map.contains_key("payload")
-        && matches!(
-            kind,
-            Some("session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted")
-        )
-    {
-        return Some(Format::Codex);
-    }
-    if kind.is_some_and(|kind| kind.starts_with("context.") || kind == "tool.call") {
-        return Some(Format::Kimi);
-    }
-    if map.get("messages").is_some_and(Json::is_array)
-        && (map.contains_key("projectHash") || map.contains_key("sessionId"))
-    {
-        return Some(Format::GeminiCli);
-    }
-    if map.get("history").is_some_and(Json::is_array) {
-        return Some(Format::SweAgent);
-    }
-    None
 }

@@ -1,8 +1,25 @@
 //! SWE-agent trajectories (`.traj`): the calls are the assistant `tool_calls` in `history`;
 //! `trajectory[].messages` are snapshots of the history the model saw at each step.
 
-use super::walk::{Visit, Walker};
-use crate::json::Object;
+use crate::format::Format;
+use crate::formats::catalogue;
+use crate::formats::event_walk::{Visit, Walker};
+use crate::formats::shape::{Outer, Shape};
+use crate::json::{Json, Object};
+
+pub(crate) const SHAPE: Shape = Shape {
+    container: Some(is_trajectory),
+    // Its calls are OpenAI chat `tool_calls` in `history`, which that shape finds.
+    ..Shape::visiting(
+        Format::SweAgent,
+        visit,
+        &[super::openai_chat::TOKENS, catalogue::TOKENS],
+    )
+};
+
+fn is_trajectory(outer: &Outer<'_>) -> bool {
+    outer.map.get("history").is_some_and(Json::is_array)
+}
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, _walk: &mut Walker<'_, 'p>) -> Visit {
     // A step's own fields are free text (`action`, `observation`); what could look like calls
@@ -15,8 +32,8 @@ pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, _walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::read::testing::{brief, expect, records};
-    use crate::formats::Format;
+    use crate::format::Format;
+    use crate::formats::testing::{brief, expect, records};
     use crate::record::Status::Missing;
 
     #[test]

@@ -1,8 +1,20 @@
 //! Kimi CLI wire logs: `tool.call` events (`name`, `args`, `toolCallId`).
 
-use super::walk::{id_at, str_at, Call, Visit, Walker};
-use crate::formats::Format;
+use crate::format::Format;
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
+use crate::formats::shape::{Outer, Shape};
 use crate::json::Object;
+
+pub(crate) const SHAPE: Shape = Shape {
+    container: Some(is_wire_event),
+    ..Shape::visiting(Format::Kimi, visit, &[&["\"tool.call\""]])
+};
+
+fn is_wire_event(outer: &Outer<'_>) -> bool {
+    outer
+        .kind()
+        .is_some_and(|kind| kind.starts_with("context.") || kind == "tool.call")
+}
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     match walk.kind().as_deref() {
@@ -27,8 +39,8 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::read::testing::records;
-    use crate::formats::Format;
+    use crate::format::Format;
+    use crate::formats::testing::records;
     use crate::record::Status::Present;
 
     #[test]

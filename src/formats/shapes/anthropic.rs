@@ -2,39 +2,25 @@
 //! transcripts, exports that wrap them, and streamed events whose `input_json_delta` fragments
 //! are joined per block index.
 
-use std::collections::BTreeMap;
-
-use super::walk::{id_at, str_at, str_is, Call, Place, Visit, Walker};
-use crate::formats::Format;
+use crate::format::Format;
+use crate::formats::catalogue;
+use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
+use crate::formats::fragments::AnthropicPending;
+use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 
-/// A `tool_use` block whose input is still arriving in `input_json_delta` fragments.
-#[derive(Debug)]
-struct Pending {
-    id: Option<String>,
-    name: String,
-    /// The block's `input` when it started, as JSON text: the whole input when no fragment
-    /// follows.
-    input: String,
-    json: String,
-    place: Place,
-}
+pub(crate) const SHAPE: Shape = Shape {
+    stream_tokens: &[
+        "\"content_block_delta\"",
+        "\"content_block_stop\"",
+        "\"message_start\"",
+    ],
+    flush: Some(flush),
+    ..Shape::visiting(Format::Anthropic, visit, &[TOKENS, catalogue::TOKENS])
+};
 
-/// Streamed blocks not yet stopped, by content block index.
-#[derive(Debug, Default)]
-pub(crate) struct Assembly {
-    pending: BTreeMap<u64, Pending>,
-}
-
-impl Assembly {
-    pub(crate) fn is_idle(&self) -> bool {
-        self.pending.is_empty()
-    }
-
-    pub(crate) fn places(&mut self) -> impl Iterator<Item = &mut Place> {
-        self.pending.values_mut().map(|pending| &mut pending.place)
-    }
-}
+/// A `tool_use` block, wherever it sits.
+pub(crate) const TOKENS: &[&str] = &["\"tool_use\""];
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     let kind = walk.kind();
@@ -67,7 +53,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
                 return Visit::Skip;
             };
             let index = map.get("index").and_then(Json::as_u64).unwrap_or(0);
-            let pending = Pending {
+            let pending = AnthropicPending {
                 id: id_at(block, "id"),
                 name: name.into_owned(),
                 input: block
@@ -76,7 +62,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
                 json: String::new(),
                 place: walk.place(),
             };
-            if let Some(earlier) = walk.streams.anthropic.pending.insert(index, pending) {
+            if let Some(earlier) = walk.fragments.anthropic.pending.insert(index, pending) {
                 finish(walk, earlier);
             }
             Visit::Skip
@@ -89,7 +75,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
                 .filter(|delta| str_is(*delta, "type", "input_json_delta"))
                 .and_then(|delta| str_at(delta, "partial_json"));
             if let (Some(fragment), Some(pending)) =
-                (fragment, walk.streams.anthropic.pending.get_mut(&index))
+                (fragment, walk.fragments.anthropic.pending.get_mut(&index))
             {
                 pending.json.push_str(&fragment);
             }
@@ -97,7 +83,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
         }
         Some("content_block_stop") => {
             let index = map.get("index").and_then(Json::as_u64).unwrap_or(0);
-            if let Some(pending) = walk.streams.anthropic.pending.remove(&index) {
+            if let Some(pending) = walk.fragments.anthropic.pending.remove(&index) {
                 finish(walk, pending);
             }
             Visit::Skip
@@ -108,13 +94,13 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 /// Hands over every block still open: the stream ended (or a new message began) without a stop.
 pub(crate) fn flush(walk: &mut Walker) {
-    let pending = std::mem::take(&mut walk.streams.anthropic.pending);
+    let pending = std::mem::take(&mut walk.fragments.anthropic.pending);
     for pending in pending.into_values() {
         finish(walk, pending);
     }
 }
 
-fn finish(walk: &mut Walker, pending: Pending) {
+fn finish(walk: &mut Walker, pending: AnthropicPending) {
     // A stream cut short leaves text that is not JSON: it is still the call's input.
     let arguments = if pending.json.trim().is_empty() {
         walk.json_text_arguments(&pending.input)
@@ -135,8 +121,8 @@ fn finish(walk: &mut Walker, pending: Pending) {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::read::testing::{brief, expect, records};
-    use crate::formats::Format;
+    use crate::format::Format;
+    use crate::formats::testing::{brief, expect, records};
     use crate::record::Status::{Missing, Present};
 
     #[test]

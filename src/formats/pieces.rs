@@ -21,11 +21,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 
-use super::buffered::AlignedBufReader;
-use super::read::{starts_document, Item, Reader};
-use super::source::{Offset, Rules};
-use super::walk::Streams;
-use super::{Event, ReadOptions, ReadSummary};
+use super::fragments::Fragments;
+use super::reader::Reader;
+use super::reading::{Event, ReadOptions, ReadSummary};
+use super::rules::{Item, Offset, Rules};
+use super::source::read_source;
+use crate::read::aligned::AlignedBufReader;
+use crate::read::lines::starts_document;
 
 /// How much of the file one piece is: large enough that the seams are few and the threads
 /// rarely wait, small enough that the findings held back stay small.
@@ -75,14 +77,14 @@ pub(crate) fn read_in_pieces(
     let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
     if !split {
         let input = AlignedBufReader::with_capacity(READ_BUFFER, File::open(path)?);
-        return super::read_log(source, input, options, sink);
+        return read_source(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);
     let mut rules = Rules::new(source, options);
     // Lines and events before the piece being handed over; the streams open after it, their
     // places counted from the file's start.
     let mut offset = Offset::default();
-    let mut left_open = Streams::default();
+    let mut left_open = Fragments::default();
     let next = AtomicU64::new(0);
     // Each piece read ahead of the one handed over holds a ticket, given back when it is.
     let ahead = threads + 1;
@@ -105,7 +107,13 @@ pub(crate) fn read_in_pieces(
     };
     let read_at = |index: u64| {
         let bounds = Bounds::of(index, pieces, piece);
-        read_piece(path, bounds, options, Streams::default(), Offset::default())
+        read_piece(
+            path,
+            bounds,
+            options,
+            Fragments::default(),
+            Offset::default(),
+        )
     };
     let (done, finished) = mpsc::channel::<(u64, io::Result<Piece>)>();
     std::thread::scope(|scope| {
@@ -216,7 +224,7 @@ struct Piece {
     /// Events parsed in it.
     events: u64,
     /// Streams open at its end.
-    streams: Streams,
+    streams: Fragments,
 }
 
 /// Reads one piece with the streams open at its start; lines and events are numbered from
@@ -225,7 +233,7 @@ fn read_piece(
     path: &Path,
     bounds: Bounds,
     options: &ReadOptions,
-    streams: Streams,
+    streams: Fragments,
     start: Offset,
 ) -> io::Result<Piece> {
     let mut file = File::open(path)?;
@@ -352,7 +360,8 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::formats::{read_log, Format};
+    use crate::format::Format;
+    use crate::formats::source::read_source as read_log;
 
     /// Every event (as text, to compare) and the summary.
     fn read(bytes: &[u8], piece: Option<(u64, usize)>, options: &ReadOptions) -> Vec<String> {

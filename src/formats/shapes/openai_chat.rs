@@ -1,37 +1,21 @@
 //! OpenAI Chat Completions `tool_calls[].{id, function: {name, arguments}}`: in responses, in
 //! request histories, and in streamed chunks whose fragments are joined per index.
 
-use super::walk::{id_at, str_at, str_is, Call, Place, Visit, Walker};
-use crate::formats::Format;
+use crate::format::Format;
+use crate::formats::catalogue;
+use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
+use crate::formats::fragments::ChatPending;
+use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 
-/// A streamed call still receiving fragments.
-#[derive(Debug)]
-struct Pending {
-    /// Completion id and choice index: the stream the fragments belong to.
-    stream: (Option<String>, u64),
-    index: u64,
-    id: Option<String>,
-    name: String,
-    arguments: String,
-    place: Place,
-}
+pub(crate) const SHAPE: Shape = Shape {
+    stream_tokens: &["\"finish_reason\""],
+    flush: Some(flush),
+    ..Shape::visiting(Format::OpenaiChat, visit, &[TOKENS, catalogue::TOKENS])
+};
 
-/// Streamed calls not yet finished, in the order they started.
-#[derive(Debug, Default)]
-pub(crate) struct Assembly {
-    pending: Vec<Pending>,
-}
-
-impl Assembly {
-    pub(crate) fn is_idle(&self) -> bool {
-        self.pending.is_empty()
-    }
-
-    pub(crate) fn places(&mut self) -> impl Iterator<Item = &mut Place> {
-        self.pending.iter_mut().map(|pending| &mut pending.place)
-    }
-}
+/// A message's or a chunk's `tool_calls`.
+pub(crate) const TOKENS: &[&str] = &["\"tool_calls\""];
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     if str_is(map, "role", "tool") {
@@ -120,7 +104,7 @@ fn add_fragment(
     let function = fragment.get("function").and_then(Json::as_object);
     let name = function.and_then(|function| str_at(function, "name"));
     let arguments = function.and_then(|function| str_at(function, "arguments"));
-    let pending = &mut walk.streams.chat.pending;
+    let pending = &mut walk.fragments.chat.pending;
     let open = pending
         .iter()
         .position(|pending| &pending.stream == stream && pending.index == index);
@@ -133,7 +117,7 @@ fn add_fragment(
         }
         open => open,
     };
-    let pending = &mut walk.streams.chat.pending;
+    let pending = &mut walk.fragments.chat.pending;
     match open {
         Some(open) => {
             let call = &mut pending[open];
@@ -146,7 +130,7 @@ fn add_fragment(
         }
         None => {
             let place = walk.place();
-            walk.streams.chat.pending.push(Pending {
+            walk.fragments.chat.pending.push(ChatPending {
                 stream: stream.clone(),
                 index,
                 id,
@@ -159,17 +143,17 @@ fn add_fragment(
 }
 
 /// Hands over the streamed calls `which` selects, in the order they started.
-fn finish_stream(walk: &mut Walker, which: impl Fn(&Pending) -> bool) {
-    let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut walk.streams.chat.pending)
+fn finish_stream(walk: &mut Walker, which: impl Fn(&ChatPending) -> bool) {
+    let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut walk.fragments.chat.pending)
         .into_iter()
         .partition(|pending| which(pending));
-    walk.streams.chat.pending = open;
+    walk.fragments.chat.pending = open;
     for pending in done {
         finish(walk, pending);
     }
 }
 
-fn finish(walk: &mut Walker, pending: Pending) {
+fn finish(walk: &mut Walker, pending: ChatPending) {
     if pending.name.is_empty() {
         return;
     }
@@ -193,7 +177,7 @@ pub(crate) fn flush(walk: &mut Walker) {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::read::testing::{brief, expect, records};
+    use crate::formats::testing::{brief, expect, records};
     use crate::record::Status::{Freeform, Missing, Present};
 
     #[test]

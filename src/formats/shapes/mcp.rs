@@ -1,9 +1,18 @@
 //! MCP `tools/call` requests (`params.name`, `params.arguments`), on the wire or inside a
 //! recorded cassette. Their catalogue, `tools/list` results, is read like any other `tools`.
 
-use super::walk::{id_at, str_at, str_is, Call, Visit, Walker};
-use crate::formats::Format;
+use crate::format::Format;
+use crate::formats::catalogue;
+use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
+use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+
+// PHP and some others escape `/` in strings: the method may be written `tools\/call`.
+pub(crate) const SHAPE: Shape = Shape::visiting(
+    Format::Mcp,
+    visit,
+    &[&["\"tools/call\"", "\"tools\\/call\""], catalogue::TOKENS],
+);
 
 pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     if !str_is(map, "method", "tools/call") {
@@ -27,7 +36,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::read::testing::{brief, expect, records};
+    use crate::formats::testing::{brief, expect, records};
     use crate::record::Status::{Declared, Missing, Present};
 
     #[test]

@@ -1,0 +1,154 @@
+//! A source read for its calls: the reading loop (`crate::read::lines`) hands each event it
+//! parses to the walk, and what the walk finds goes on as [`Item`]s to the rules of the source
+//! (`rules.rs`), which need the whole source in order.
+
+use std::io::{self, BufRead};
+
+use super::event_walk::{Scratch, Walker};
+use super::fragments::Fragments;
+use super::reading::ReadOptions;
+use super::rules::Item;
+use super::shapes;
+use crate::format::Format;
+use crate::json::Json;
+use crate::read::lines::{Events, LineReader, Lines};
+
+/// Reads a source, or a piece of one, for its calls.
+pub(crate) struct Reader<'a> {
+    lines: LineReader<Finder<'a>>,
+}
+
+/// The walk over each event the reading loop parses, and where its findings go.
+struct Finder<'a> {
+    options: &'a ReadOptions,
+    out: &'a mut dyn FnMut(Item) -> io::Result<()>,
+    fragments: Fragments,
+    scratch: Scratch,
+    /// Events parsed so far: JSONL lines, or top-level values of a document.
+    events: u64,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(
+        options: &'a ReadOptions,
+        out: &'a mut dyn FnMut(Item) -> io::Result<()>,
+    ) -> Reader<'a> {
+        Reader::continuing(options, out, Fragments::default(), 0)
+    }
+
+    /// A reader that goes on from where another stopped, with the fragments it left open.
+    pub(crate) fn continuing(
+        options: &'a ReadOptions,
+        out: &'a mut dyn FnMut(Item) -> io::Result<()>,
+        fragments: Fragments,
+        events: u64,
+    ) -> Reader<'a> {
+        let finder = Finder {
+            options,
+            out,
+            fragments,
+            scratch: Scratch::default(),
+            events,
+        };
+        let prefilter = shapes::prefilter(options.format);
+        Reader {
+            lines: LineReader::new(finder, prefilter, options.check_every_line),
+        }
+    }
+
+    /// Reads a whole source; returns the number of events parsed.
+    pub(crate) fn read<R: BufRead>(mut self, input: R) -> io::Result<u64> {
+        self.read_start(input)?;
+        self.finish()
+    }
+
+    /// Reads the start of a source (or all of it) as `read` does, without handing over the
+    /// calls left open at its end; returns the number of lines read.
+    pub(crate) fn read_start<R: BufRead>(&mut self, input: R) -> io::Result<u64> {
+        self.lines.read_start(input)
+    }
+
+    /// Reads JSONL lines that go on a source (numbered from 1); returns how many it read.
+    pub(crate) fn read_more<R: BufRead>(&mut self, input: R, first_line: u64) -> io::Result<u64> {
+        self.lines.read_more(input, first_line)
+    }
+
+    /// The calls still open, and the events parsed.
+    pub(crate) fn into_state(self) -> (Fragments, u64) {
+        let finder = self.lines.into_events();
+        (finder.fragments, finder.events)
+    }
+
+    /// Hands over the calls of streams the source never finished; returns the events parsed.
+    pub(crate) fn finish(mut self) -> io::Result<u64> {
+        let finder = self.lines.events();
+        let lines = Lines::Fixed(1);
+        let mut walker = Walker::new(
+            &mut finder.fragments,
+            &lines,
+            &mut finder.scratch,
+            finder.options.keep_arguments,
+            (0, finder.events),
+            shapes::looks(None),
+        );
+        shapes::flush(&mut walker);
+        let walked = walker.into_walked();
+        if !walked.is_empty() {
+            (finder.out)(Item::Event {
+                walked,
+                container: None,
+                event: finder.events + 1,
+                streams_open: false,
+            })?;
+        }
+        Ok(finder.events)
+    }
+}
+
+impl Events for Finder<'_> {
+    fn stream_open(&self) -> bool {
+        !self.fragments.is_idle()
+    }
+
+    fn event(&mut self, value: Json<'_>, lines: &Lines, ordinal: &mut usize) -> io::Result<()> {
+        self.events += 1;
+        let container = shapes::container_format(value);
+        let mut walker = Walker::new(
+            &mut self.fragments,
+            lines,
+            &mut self.scratch,
+            self.options.keep_arguments,
+            (*ordinal, self.events),
+            shapes::looks(container),
+        );
+        walker.walk(value, None);
+        *ordinal = walker.next_ordinal();
+        let walked = walker.into_walked();
+        if walked.is_empty() {
+            return Ok(());
+        }
+        (self.out)(Item::Event {
+            walked,
+            container,
+            event: self.events,
+            streams_open: !self.fragments.is_idle(),
+        })
+    }
+
+    fn malformed(&mut self, line: u64, message: String) -> io::Result<()> {
+        (self.out)(Item::Malformed { line, message })
+    }
+}
+
+/// The format of the first call an event holds, by its shape.
+pub(crate) fn first_call_format(event: Json<'_>) -> Option<Format> {
+    let mut fragments = Fragments::default();
+    let mut scratch = Scratch::default();
+    let lines = Lines::Fixed(1);
+    let looks = shapes::looks(shapes::container_format(event));
+    let mut walker = Walker::new(&mut fragments, &lines, &mut scratch, false, (0, 1), looks);
+    walker.walk(event, None);
+    shapes::flush(&mut walker);
+    let walked = walker.into_walked();
+    walked.found.first().map(|found| found.format)
+}
