@@ -147,3 +147,41 @@ pub fn lines_of(output: impl std::io::Read + Send + 'static) -> std::sync::mpsc:
     });
     lines_in
 }
+
+/// Waits until process `pid` has read `path` up to its current end: the readiness signal for a
+/// follower (`--follow`) that has seen everything written so far and now waits for more. Read
+/// from the file's offset in `/proc/PID/fdinfo`, so no test has to guess how long that takes.
+#[cfg(target_os = "linux")]
+#[allow(dead_code)]
+#[track_caller]
+pub fn wait_until_read(pid: u32, path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let path = path.canonicalize().expect("the file is there");
+    let end = std::fs::metadata(&path).expect("the file is there").len();
+    loop {
+        let read_to = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == path))
+            .filter_map(|fd| {
+                let info = format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_string_lossy());
+                let info = std::fs::read_to_string(info).ok()?;
+                info.lines()
+                    .find_map(|line| line.strip_prefix("pos:"))?
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .max();
+        if read_to.is_some_and(|read_to| read_to >= end) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pid} did not read {} to its end ({end} bytes) in time: at {read_to:?}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
