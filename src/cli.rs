@@ -7,7 +7,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::formats::Format;
 use crate::record::Status;
-use crate::stats::GroupBy;
 
 /// Every tool call an AI agent makes, and why it made it.
 ///
@@ -202,8 +201,8 @@ pub struct StatsArgs {
     pub input: InputArgs,
 
     /// What each row counts.
-    #[arg(long, value_enum, default_value_t = GroupBy::Tool)]
-    pub by: GroupBy,
+    #[arg(long, value_enum, default_value_t = Grouping::Tool)]
+    pub by: Grouping,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = StatsFormat::Table)]
@@ -216,6 +215,21 @@ pub struct StatsArgs {
     /// Treat the PATHs as earlier `stats --format json` reports and add them up.
     #[arg(long)]
     pub merge: bool,
+}
+
+/// What each row of `reasons stats` counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Grouping {
+    /// The tool's name.
+    Tool,
+    /// The log file.
+    File,
+    /// The session id.
+    Session,
+    /// The log format.
+    Format,
+    /// The day of the call's timestamp (UTC, as written).
+    Day,
 }
 
 /// Output formats of `reasons stats`.

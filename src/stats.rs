@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::record::{CallRecord, Status};
 
 /// What one row of a report counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GroupBy {
     /// The tool's name.

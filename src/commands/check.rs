@@ -1,13 +1,14 @@
 //! `reasons check`: flag every call without a usable reason, one compiler-style line each.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::Write;
 
-use reasons::cli::CheckFormat;
 use reasons::record::{CallRecord, Status};
 
-use crate::commands::{is_broken_pipe, report_problems, Reading};
+use super::broken_pipe::is_broken_pipe;
+use super::reading::{report_problems, Reading};
 use crate::exit_codes::ExitCode;
+use crate::output::{finding_writer, CheckFormat, Finding};
 use crate::scan::{each_in_order, read_source};
 
 pub struct Options {
@@ -28,14 +29,6 @@ pub struct Lint {
     pub repeat: usize,
 }
 
-/// One flagged call.
-struct Finding {
-    record: CallRecord,
-    message: String,
-    /// Whether it is a `--lint` hint rather than a missing reason.
-    lint: bool,
-}
-
 /// What one file gives: its flagged calls in line order, and how many calls it had.
 #[derive(Default)]
 struct FileFindings {
@@ -49,6 +42,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
     let mut failed = report_problems(&options.reading.problems);
     let allowed = |record: &CallRecord| options.allow.iter().any(|tool| tool.matches(&record.tool));
     let (mut calls, mut lacking, mut hints, mut files) = (0u64, 0u64, 0u64, 0u64);
+    let mut writer = finding_writer(options.format);
     if let ([source], None) = (&options.reading.sources[..], options.lint) {
         // One log is checked as it is read: memory stays flat however much it flags.
         let summary = read_source(
@@ -68,12 +62,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                     message: message.to_owned(),
                     lint: false,
                 };
-                write_finding(out, options.format, &finding).map_err(|error| {
-                    // A closed pipe must stay an io::Error for main to see it.
-                    error
-                        .downcast::<io::Error>()
-                        .unwrap_or_else(io::Error::other)
-                })
+                writer.write(out, &finding)
             },
             &mut |warning| crate::messages::message!("{warning}"),
         );
@@ -119,7 +108,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                 } else {
                     lacking += 1;
                 }
-                write_finding(out, options.format, finding)?;
+                writer.write(out, finding)?;
             }
             Ok(())
         },
@@ -164,53 +153,6 @@ fn missing_message(status: Status) -> Option<&'static str> {
         Status::Invalid => Some("reason is not a string"),
         Status::Present | Status::Declared | Status::Freeform => None,
     }
-}
-
-fn write_finding(
-    out: &mut dyn Write,
-    format: CheckFormat,
-    finding: &Finding,
-) -> anyhow::Result<()> {
-    let record = &finding.record;
-    let what = match &record.call_id {
-        Some(id) => format!("{} {id}", record.tool),
-        None => record.tool.clone(),
-    };
-    match format {
-        CheckFormat::Text => writeln!(
-            out,
-            "{}:{}: {what}: {}",
-            record.source, record.line, finding.message
-        )?,
-        CheckFormat::Github => writeln!(
-            out,
-            "::warning file={},line={},title={}::{}",
-            github_property(&record.source),
-            record.line,
-            github_property(&format!("reasons: {}", finding.message)),
-            github_data(&format!("{what}: {}", finding.message)),
-        )?,
-        CheckFormat::Jsonl => {
-            let mut value = serde_json::to_value(record)?;
-            if let Some(object) = value.as_object_mut() {
-                object.insert("finding".to_owned(), finding.message.clone().into());
-            }
-            writeln!(out, "{value}")?;
-        }
-    }
-    Ok(())
-}
-
-/// GitHub's workflow-command escaping of a message.
-fn github_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// GitHub's escaping of a property value (`file=`, `title=`), where `:` and `,` separate.
-fn github_property(text: &str) -> String {
-    github_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// Reasons that say nothing a person can use.
@@ -348,11 +290,5 @@ mod tests {
         assert!(restates_tool("fs write", "fs_write"));
         assert!(restates_tool("fswrite", "fs_write"));
         assert!(!restates_tool("Check which tests fail", "Bash"));
-    }
-
-    #[test]
-    fn github_escaping_keeps_annotations_whole() {
-        assert_eq!(github_data("50% done\nnext"), "50%25 done%0Anext");
-        assert_eq!(github_property("a:b,c%"), "a%3Ab%2Cc%25");
     }
 }

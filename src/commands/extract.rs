@@ -3,12 +3,11 @@
 use std::cell::RefCell;
 use std::io::Write;
 
-use reasons::cli::ExtractFormat;
 use reasons::record::{CallRecord, Status};
 
-use crate::commands::{report_problems, Reading};
+use super::reading::{report_problems, Reading};
 use crate::exit_codes::ExitCode;
-use crate::output::{record_writer, WriterOptions};
+use crate::output::{record_writer, ExtractFormat, WriterOptions};
 use crate::scan::{each_in_order, read_source};
 
 /// What `extract` shows.
@@ -77,7 +76,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         let (out, writer) = &mut *shared.borrow_mut();
         writer.flush(*out)?;
         if let Err(error) = summary {
-            if crate::commands::is_broken_pipe(&error) {
+            if super::broken_pipe::is_broken_pipe(&error) {
                 return Err(error);
             }
             crate::messages::message!("{error:#}");

@@ -1,26 +1,29 @@
 //! One module per subcommand. Each takes options of its own, never clap's types, and returns how
 //! the run ended; `main` reports errors. This module turns parsed arguments into those options.
 
+mod broken_pipe;
 mod check;
 mod completions;
 mod extract;
 mod filter;
 mod proxy;
+mod reading;
 mod relay;
 mod stats;
+
+pub use broken_pipe::is_broken_pipe;
+use reading::reading;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 
 use anyhow::{bail, Context};
-use reasons::cli::{CheckArgs, Command, ExtractArgs, ExtractFormat, InputArgs, StatsArgs};
-use reasons::formats::ReadOptions;
+use reasons::cli::{self, CheckArgs, Command, ExtractArgs, StatsArgs};
 use reasons::record::Status;
+use reasons::stats::GroupBy;
 use reasons::stream::Options;
 
 use crate::exit_codes::ExitCode;
-use crate::input::{self, Problem, Source};
-use crate::output::WriterOptions;
-use crate::scan::ScanOptions;
+use crate::output::{CheckFormat, ExtractFormat, StatsFormat, WriterOptions};
 
 /// Runs one parsed command.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
@@ -65,62 +68,6 @@ fn with_stdout(
     Ok(code)
 }
 
-/// The logs a command reads, and how.
-pub struct Reading {
-    pub sources: Vec<Source>,
-    /// Paths that named no readable log: reported, and the run ends with status 2.
-    pub problems: Vec<Problem>,
-    pub scan: ScanOptions,
-    /// Whether each record is flushed as soon as it is written.
-    pub line_buffered: bool,
-}
-
-fn reading(
-    input: InputArgs,
-    keep_arguments: bool,
-    follow: bool,
-    line_buffered: bool,
-) -> anyhow::Result<Reading> {
-    let expanded = input::expand(&input.paths, &mut |announcement| {
-        crate::messages::message!("{announcement}");
-    })?;
-    if follow && !matches!(&expanded.sources[..], [Source::File(_)]) {
-        bail!("--follow reads exactly one file");
-    }
-    Ok(Reading {
-        sources: expanded.sources,
-        problems: expanded.problems,
-        scan: ScanOptions {
-            read: ReadOptions {
-                format: input.input_format,
-                keep_arguments,
-                audit_declared: input.audit_declared,
-                check_every_line: input.strict,
-            },
-            strict: input.strict,
-            follow,
-        },
-        line_buffered,
-    })
-}
-
-/// Says what is wrong with each path that could not be read; true when there was any.
-pub fn report_problems(problems: &[Problem]) -> bool {
-    for problem in problems {
-        crate::messages::message!("{}: {}", problem.path, problem.message);
-    }
-    !problems.is_empty()
-}
-
-/// Whether an error is, at bottom, a write into a closed pipe.
-pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .is_some_and(|error| error.kind() == io::ErrorKind::BrokenPipe)
-    })
-}
-
 fn patterns(globs: &[String], option: &str) -> anyhow::Result<Vec<glob::Pattern>> {
     globs
         .iter()
@@ -143,11 +90,14 @@ fn extract_options(
     args: ExtractArgs,
     stdout_is_terminal: bool,
 ) -> anyhow::Result<extract::Options> {
-    let format = args.format.unwrap_or(if stdout_is_terminal {
-        ExtractFormat::Table
-    } else {
-        ExtractFormat::Jsonl
-    });
+    let format = match args.format {
+        Some(cli::ExtractFormat::Table) => ExtractFormat::Table,
+        Some(cli::ExtractFormat::Jsonl) => ExtractFormat::Jsonl,
+        Some(cli::ExtractFormat::Csv) => ExtractFormat::Csv,
+        Some(cli::ExtractFormat::Tsv) => ExtractFormat::Tsv,
+        None if stdout_is_terminal => ExtractFormat::Table,
+        None => ExtractFormat::Jsonl,
+    };
     // Tables and spreadsheets show what a call touched, which is read off its arguments.
     let keep_arguments = args.arguments || format != ExtractFormat::Jsonl;
     let mut statuses = args.status;
@@ -181,7 +131,11 @@ fn extract_options(
 fn check_options(args: CheckArgs) -> anyhow::Result<check::Options> {
     Ok(check::Options {
         reading: reading(args.input, false, false, false)?,
-        format: args.format,
+        format: match args.format {
+            cli::CheckFormat::Text => CheckFormat::Text,
+            cli::CheckFormat::Github => CheckFormat::Github,
+            cli::CheckFormat::Jsonl => CheckFormat::Jsonl,
+        },
         allow: patterns(&args.allow, "--allow")?,
         lint: args.lint.then_some(check::Lint {
             max_len: args.max_len,
@@ -199,8 +153,19 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
     let merge = args.merge;
     Ok(stats::Options {
         reading: reading(args.input, false, false, false)?,
-        by: args.by,
-        format: args.format,
+        by: match args.by {
+            cli::Grouping::Tool => GroupBy::Tool,
+            cli::Grouping::File => GroupBy::File,
+            cli::Grouping::Session => GroupBy::Session,
+            cli::Grouping::Format => GroupBy::Format,
+            cli::Grouping::Day => GroupBy::Day,
+        },
+        format: match args.format {
+            cli::StatsFormat::Table => StatsFormat::Table,
+            cli::StatsFormat::Json => StatsFormat::Json,
+            cli::StatsFormat::Markdown => StatsFormat::Markdown,
+            cli::StatsFormat::Csv => StatsFormat::Csv,
+        },
         min_coverage: args.min_coverage,
         merge,
     })

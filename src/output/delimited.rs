@@ -4,7 +4,9 @@ use std::io::{self, Write};
 
 use reasons::record::CallRecord;
 
-use super::{csv_field, touched, RecordWriter};
+use super::cells::csv_field;
+use super::summary::touched;
+use super::writer::Writer;
 
 pub struct DelimitedWriter {
     delimiter: u8,
@@ -59,7 +61,7 @@ const HEADER: [&str; 10] = [
     "reason",
 ];
 
-impl RecordWriter for DelimitedWriter {
+impl Writer<CallRecord> for DelimitedWriter {
     fn write(&mut self, out: &mut dyn Write, record: &CallRecord) -> io::Result<()> {
         if !self.header_written {
             let mut header = HEADER.to_vec();

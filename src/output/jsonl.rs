@@ -4,13 +4,13 @@ use std::io::{self, Write};
 
 use reasons::record::CallRecord;
 
-use super::RecordWriter;
+use super::writer::Writer;
 
 pub struct JsonlWriter {
     pub arguments: bool,
 }
 
-impl RecordWriter for JsonlWriter {
+impl Writer<CallRecord> for JsonlWriter {
     fn write(&mut self, out: &mut dyn Write, record: &CallRecord) -> io::Result<()> {
         let line = if self.arguments || record.arguments.is_none() {
             serde_json::to_string(record)

@@ -9,7 +9,9 @@ use std::io::{self, Write};
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, Width};
 use reasons::record::CallRecord;
 
-use super::{reason_text, touched, RecordWriter, TABLE_STYLE};
+use super::cells::{reason_text, TABLE_STYLE};
+use super::summary::touched;
+use super::writer::Writer;
 
 pub struct TableWriter {
     width: u16,
@@ -52,7 +54,7 @@ impl TableWriter {
     }
 }
 
-impl RecordWriter for TableWriter {
+impl Writer<CallRecord> for TableWriter {
     fn write(&mut self, out: &mut dyn Write, record: &CallRecord) -> io::Result<()> {
         if self.source.as_deref() != Some(record.source.as_str()) {
             self.write_rows(out)?;
