@@ -297,9 +297,8 @@ fn run_once(timed: &Timed<'_>) -> io::Result<Measurement> {
 /// one by one, as a shell's `logs/*.jsonl` names them.
 /// Puts a big log in the page cache the way a log read before is: dropped from it, then read
 /// once. How a file came into the cache matters here (Linux caches it in folios as large as its
-/// writes or reads allow): the same 1 GiB log took `cat` 88 ms read back, 119 ms written line by
-/// line, and 143 ms as an earlier session had left it. Either way is a warm cache: this makes
-/// every run measure the same one. Needs GNU `dd`; without it the cache is left as it is.
+/// writes or reads allow; README, "Benchmarks", has the measurements). Either way is a warm
+/// cache: this makes every run measure the same one. Needs GNU `dd`; without it the cache is left as it is.
 fn cache_as_read(path: &Path) -> io::Result<()> {
     let mut operand = std::ffi::OsString::from("if=");
     operand.push(path);

@@ -143,7 +143,7 @@ fn hash_json(json: Json<'_>, hasher: &mut FoldHasher) {
 
 /// What the keys of arguments are hashed with. The key only tells repeats apart within one run,
 /// so it need not be keyed: foldhash hashes a call's arguments several times faster than the
-/// standard SipHash, which was 3-4% of all the time spent reading. The same seed in every
+/// standard SipHash, which showed in the profile of every read. The same seed in every
 /// thread, so pieces of one file read on several threads agree.
 pub(crate) fn key_hasher() -> FoldHasher<'static> {
     FixedState::default().build_hasher()

@@ -36,15 +36,14 @@ const PIECE: u64 = 4 << 20;
 /// Files smaller than this are read on one thread: they take milliseconds.
 const SPLIT_FROM: u64 = 2 * PIECE;
 
-/// How much of a file read on one thread one read takes. Into an aligned buffer, 1 MiB reads
-/// took a 1 GiB log 6% less time than 128 KiB reads (fewer calls into the kernel, fewer lines
-/// cut by a read's end). A `BufReader`'s buffer of that size sat 16 bytes past a page boundary,
-/// where the copy is slow, and hid the gain.
+/// How much of a file read on one thread one read takes: large reads mean fewer calls into the
+/// kernel and fewer lines cut by a read's end (README, "Benchmarks", has the measurements). A
+/// `BufReader`'s buffer of that size sat just past a page boundary, where the copy is slow, and
+/// hid the gain: hence the aligned reader.
 const READ_BUFFER: usize = 1 << 20;
 
-/// How much of a piece one read takes. Two threads reading pieces were no faster with 256 KiB
-/// or 1 MiB reads, and each thread holds a buffer: 1 MiB ones took the peak memory of an
-/// OpenAI-chat-style log from 14 to 16 MiB.
+/// How much of a piece one read takes. Threads reading pieces were no faster with larger reads,
+/// and each thread holds a buffer of this size, which shows in the peak memory.
 const PIECE_READ_BUFFER: usize = 128 << 10;
 
 /// Reads one file, on as many threads as rayon's pool has when it is a large JSONL file, and

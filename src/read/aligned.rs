@@ -2,10 +2,10 @@
 //!
 //! Most of the time spent on a large log that is already cached goes to the kernel copying it
 //! into the read buffer, and how fast that copy runs depends on where the buffer starts. A
-//! `BufReader`'s buffer starts wherever the allocator put it: 16 bytes past a 32-byte boundary
-//! made a 1 GiB read take 380 ms instead of 335 on one thread, 8 bytes past it 607 ms, and
-//! which one a run got changed with the command line. A buffer on a page boundary, as the page
-//! cache's own pages are, always gets the fast copy.
+//! `BufReader`'s buffer starts wherever the allocator put it, a few bytes past a 32-byte
+//! boundary or a few more, and some of those places get a much slower copy: which one a run got
+//! changed with the command line (README, "Benchmarks", has the measurements). A buffer on a page
+//! boundary, as the page cache's own pages are, always gets the fast copy.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read};

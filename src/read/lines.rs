@@ -489,7 +489,7 @@ pub(crate) fn starts_document(first_line: &[u8]) -> bool {
     let line = trim(first_line);
     // Only a line that stops where a value opens or goes on can start a document, and only
     // such a line is parsed to see that it is not a whole value: reading the first line of
-    // each of many small files with serde_json was 1.5% of the time spent on them.
+    // each of many small files with serde_json showed in the time spent on them.
     matches!(line.last(), Some(b'{' | b'[' | b',' | b':'))
         && serde_json::from_slice::<IgnoredAny>(line).is_err()
 }
