@@ -87,6 +87,7 @@ pub mod cli;
 pub mod envelope;
 pub mod formats;
 pub mod layer;
+pub mod reasons_log;
 pub mod record;
 pub mod stats;
 pub mod stream;
