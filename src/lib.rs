@@ -86,6 +86,7 @@
 pub mod cli;
 pub mod envelope;
 pub mod formats;
+pub mod gateway;
 pub mod layer;
 pub mod reasons_log;
 pub mod record;
