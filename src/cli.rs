@@ -114,6 +114,12 @@ pub struct InputArgs {
     /// Audit calls to tools that declare a `reason` of their own, like any other call.
     #[arg(long)]
     pub audit_declared: bool,
+
+    /// Join a reasons log (repeatable): a call whose own arguments carry no reason takes the
+    /// one logged under its id by `reasons gateway`, `proxy` or `filter`. Reading the usual local
+    /// folders, the default log is joined when it exists.
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Vec<PathBuf>,
 }
 
 /// Options of `reasons extract`.

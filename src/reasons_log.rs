@@ -17,6 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use crate::layer::TakenReason;
+use crate::record::{CallRecord, ReasonField, ReasonFrom, Status};
 
 /// Which part of the layer took the reason off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,6 +184,24 @@ impl Index {
     /// The reason logged for a call id.
     pub fn get(&self, call_id: &str) -> Option<&Value> {
         self.reasons.get(call_id)
+    }
+
+    /// Gives a call whose own arguments carry no reason the reason logged for its id, with the
+    /// status that reason gives it. Returns whether it did.
+    pub fn join(&self, record: &mut CallRecord) -> bool {
+        if record.status != Status::Missing {
+            return false;
+        }
+        let Some(reason) = record.call_id.as_deref().and_then(|id| self.get(id)) else {
+            return false;
+        };
+        let field = match reason {
+            Value::String(text) => ReasonField::Text(text),
+            _ => ReasonField::NotText,
+        };
+        (record.status, record.reason) = Status::of_reason_field(field);
+        record.reason_from = ReasonFrom::Log;
+        true
     }
 
     /// How many call ids have a reason.
@@ -358,6 +377,52 @@ mod tests {
         assert_eq!(index.get("a"), Some(&json!("second")));
         assert_eq!(index.get("b"), None);
         assert_eq!(index.skipped, 3);
+    }
+
+    #[test]
+    fn a_call_without_a_reason_takes_the_logged_one() {
+        let mut index = Index::default();
+        index
+            .add(&b"{\"call_id\":\"t1\",\"reason\":\"Look\"}\n{\"call_id\":\"t2\",\"reason\":\" \"}\n{\"call_id\":\"t3\",\"reason\":7}\n"[..])
+            .unwrap();
+        let record = |id: &str, status: Status| CallRecord {
+            source: "s".into(),
+            line: 1,
+            format: crate::formats::Format::ClaudeCode,
+            session: None,
+            timestamp: None,
+            call_id: Some(id.into()),
+            tool: "Bash".into(),
+            reason: None,
+            status,
+            reason_from: ReasonFrom::Call,
+            arguments: None,
+        };
+        let joined = |id: &str, status: Status| {
+            let mut record = record(id, status);
+            index.join(&mut record);
+            (record.status, record.reason, record.reason_from)
+        };
+        assert_eq!(
+            joined("t1", Status::Missing),
+            (Status::Present, Some("Look".into()), ReasonFrom::Log)
+        );
+        assert_eq!(
+            joined("t2", Status::Missing),
+            (Status::Blank, Some(" ".into()), ReasonFrom::Log)
+        );
+        assert_eq!(
+            joined("t3", Status::Missing),
+            (Status::Invalid, None, ReasonFrom::Log)
+        );
+        assert_eq!(
+            joined("t9", Status::Missing),
+            (Status::Missing, None, ReasonFrom::Call)
+        );
+        // A call that carries a reason of its own, or cannot carry one, keeps what it has.
+        for status in [Status::Blank, Status::Declared, Status::Freeform] {
+            assert_eq!(joined("t1", status), (status, None, ReasonFrom::Call));
+        }
     }
 
     #[test]

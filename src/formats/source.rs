@@ -11,7 +11,7 @@ use super::arguments::key_hasher;
 use super::read::Item;
 use super::walk::Found;
 use super::{Event, Format, ReadOptions, ReadSummary};
-use crate::record::{CallRecord, Status};
+use crate::record::{CallRecord, ReasonFrom, Status};
 
 /// The state of one source's rules.
 pub(crate) struct Rules<'a> {
@@ -153,6 +153,7 @@ impl<'a> Rules<'a> {
             tool: found.tool,
             reason,
             status,
+            reason_from: ReasonFrom::Call,
             arguments: found.arguments.kept,
         };
         self.summary.calls += 1;

@@ -7,6 +7,7 @@ mod extract;
 mod filter;
 mod gateway;
 mod hostile;
+mod joined;
 mod man;
 mod proxy;
 mod samples;
