@@ -70,6 +70,23 @@ pub enum Command {
     /// stdin is closed too, and a server still running 2 seconds later is killed. Exits with the
     /// server's exit status, or 128 + N when signal N ended it; 2 when it cannot be started.
     Proxy(ProxyArgs),
+    /// Apply the reasons layer at a model's API, for an agent's built-in tools too.
+    ///
+    /// An HTTP server to point an agent's API base URL at (`ANTHROPIC_BASE_URL` for Claude
+    /// Code). It forwards every request to the upstream API, with the optional `reason`
+    /// parameter added to the tools each request declares, and takes the reason off every call
+    /// in the answer before the agent sees it, plain or streamed. Each reason goes to the
+    /// reasons log, written before the call is passed on, and to stderr as `tool: reason`.
+    /// Credentials pass through as the agent sent them and are never logged.
+    Gateway(GatewayArgs),
+    /// Show the model's reason for a call in an agent's own interface.
+    ///
+    /// `reasons hook claude-code` is a Claude Code `PreToolUse` hook: it reads the hook's JSON on
+    /// stdin, finds the call's reason (in its input, else in the reasons log under its tool-use
+    /// id) and prints it as a `systemMessage` for the person to read beside the call. It never
+    /// decides anything about the call, and never gets in the way: with no reason, bad input or
+    /// any error it prints nothing and exits 0.
+    Hook(HookArgs),
     /// Print a shell completion script.
     ///
     /// For example: `reasons completions bash > ~/.local/share/bash-completion/completions/reasons`.
@@ -96,6 +113,12 @@ pub struct InputArgs {
     /// Audit calls to tools that declare a `reason` of their own, like any other call.
     #[arg(long)]
     pub audit_declared: bool,
+
+    /// Join a reasons log (repeatable): a call whose own arguments carry no reason takes the
+    /// one logged under its id by `reasons gateway`, `proxy` or `filter`. Reading the usual local
+    /// folders, the default log is joined when it exists.
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Vec<PathBuf>,
 }
 
 /// Options of `reasons extract`.
@@ -271,6 +294,48 @@ pub struct ProxyArgs {
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
     pub server: Vec<String>,
+}
+
+/// Options of `reasons gateway`.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// The address to listen on; one that is not loopback only when named here. Port 0 picks a
+    /// free port (the address is printed on stderr).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4179")]
+    pub listen: String,
+
+    /// The API to forward to, with a path prefix if it has one.
+    #[arg(long, value_name = "URL", default_value = "https://api.anthropic.com")]
+    pub upstream: String,
+
+    /// Append the reasons to FILE [default: $XDG_STATE_HOME/reasons/reasons.jsonl, or
+    /// ~/.local/state/reasons/reasons.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Option<PathBuf>,
+
+    /// Leave each call as the model wrote it, reason included, for agents that accept an extra
+    /// argument (their own logs then keep it); the reasons are still logged.
+    #[arg(long)]
+    pub no_strip: bool,
+}
+
+/// Options of `reasons hook`.
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent whose hook protocol to speak.
+    #[arg(value_enum)]
+    pub agent: HookAgent,
+
+    /// The reasons log to look in [default: the gateway's default log].
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Option<PathBuf>,
+}
+
+/// The agents `reasons hook` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HookAgent {
+    /// Claude Code's `PreToolUse` hook.
+    ClaudeCode,
 }
 
 /// Options of `reasons completions`.

@@ -170,6 +170,20 @@ impl Envelope {
         self.call_body_mut(call)?.get_mut(key)
     }
 
+    /// The id the client's own transcript gives an MCP `tools/call` request: a `params._meta`
+    /// entry named `…toolUseId` or `…toolCallId` (Claude Code sends `claudecode/toolUseId`).
+    pub fn client_call_id(self, call: &Value) -> Option<String> {
+        let meta = self.call_body(call)?.get("_meta")?.as_object()?;
+        meta.iter().find_map(|(key, value)| {
+            let name = key.rsplit('/').next()?;
+            let is_tool_use =
+                name.eq_ignore_ascii_case("toolUseId") || name.eq_ignore_ascii_case("toolCallId");
+            is_tool_use
+                .then(|| value.as_str().map(str::to_owned))
+                .flatten()
+        })
+    }
+
     /// A call's id as text (a JSON-RPC id may be a number).
     pub fn call_id(self, call: &Value) -> Option<String> {
         let key = match self {

@@ -49,6 +49,8 @@ pub struct Sources {
     pub sources: Vec<Source>,
     /// Paths that could not be expanded.
     pub problems: Vec<Problem>,
+    /// Whether the logs are the usual local folders', read because no path was given.
+    pub local: bool,
 }
 
 /// Expands the PATH arguments.
@@ -61,6 +63,7 @@ pub fn expand(paths: &[String], announce: &mut dyn FnMut(&str)) -> anyhow::Resul
             return Ok(Sources {
                 sources: vec![Source::Stdin],
                 problems: Vec::new(),
+                local: false,
             });
         }
         return local_logs(announce);
@@ -68,6 +71,7 @@ pub fn expand(paths: &[String], announce: &mut dyn FnMut(&str)) -> anyhow::Resul
     let mut expanded = Sources {
         sources: Vec::new(),
         problems: Vec::new(),
+        local: false,
     };
     // One look at the file system per path, on every core: `reasons stats logs/*.jsonl` may
     // name ten thousand files, and one at a time their looks held up the reading that follows.
@@ -276,6 +280,7 @@ fn local_logs(announce: &mut dyn FnMut(&str)) -> anyhow::Result<Sources> {
     Ok(Sources {
         sources,
         problems: Vec::new(),
+        local: true,
     })
 }
 

@@ -89,6 +89,7 @@ pub mod cli;
 pub mod envelope;
 mod format;
 pub mod formats;
+pub mod gateway;
 mod json;
 
 /// The private JSON parser, held against serde_json by the `json` fuzz target.
@@ -97,6 +98,7 @@ mod json;
 pub use json::differential as fuzz_json;
 pub mod layer;
 pub mod read;
+pub mod reasons_log;
 pub mod record;
 pub mod stats;
 pub mod stream;

@@ -125,6 +125,18 @@ impl std::str::FromStr for Status {
     }
 }
 
+/// Where a record's reason comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasonFrom {
+    /// The call's own arguments (also when they hold none).
+    #[default]
+    Call,
+    /// A reasons log, joined on the call's id: the layer took the reason off before the agent
+    /// recorded the call.
+    Log,
+}
+
 /// One recorded tool call, as a reader found it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
@@ -146,6 +158,9 @@ pub struct CallRecord {
     pub reason: Option<String>,
     /// What the call says about its reason.
     pub status: Status,
+    /// Where the reason was found: in the call's own arguments, or in a reasons log.
+    #[serde(default)]
+    pub reason_from: ReasonFrom,
     /// The call's arguments, kept only when asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub arguments: Option<Value>,

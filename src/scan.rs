@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
 use reasons::read::AlignedBufReader;
+use reasons::reasons_log;
 use reasons::record::CallRecord;
 
 use crate::input::Source;
@@ -26,6 +27,8 @@ pub struct ScanOptions {
     pub strict: bool,
     /// Whether a file is followed as it grows, like `tail -f`.
     pub follow: bool,
+    /// The reasons logs joined with the calls read (`--reasons-log`), when any.
+    pub reasons: Option<Arc<reasons_log::Index>>,
 }
 
 /// Reads of 64 KiB: the block is still in cache when the prefilter searches it, and a buffer
@@ -55,7 +58,12 @@ pub fn read_source(
     let on_warning = RefCell::new(on_warning);
     let mut sink = |event: Event| -> io::Result<()> {
         match event {
-            Event::Call(record) => on_call(record),
+            Event::Call(mut record) => {
+                if let Some(reasons) = &options.reasons {
+                    reasons.join(&mut record);
+                }
+                on_call(record)
+            }
             Event::Malformed { line, message } => {
                 let warning = format!("{name}:{line}: {message}");
                 if options.strict {

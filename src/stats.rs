@@ -437,6 +437,7 @@ mod tests {
             tool: tool.into(),
             reason: reason.map(str::to_owned),
             status,
+            reason_from: Default::default(),
             arguments: None,
         }
     }

@@ -34,15 +34,13 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt::{self, Write as _};
-use std::mem;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use memchr::memmem;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::envelope::Envelope;
-use crate::layer::{strip_call, Listing, ToolNames};
+use crate::layer::{strip_noting, Listing, TakenReason, ToolNames};
 
 /// Which halves of the layer a [`Filter`] applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,48 +59,6 @@ impl Default for Options {
             strip: true,
         }
     }
-}
-
-/// A reason taken off a call on its way to a tool.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TakenReason {
-    /// The tool the call was for.
-    pub tool: String,
-    /// The call's id (for an MCP `tools/call` request, the request's id), when it has one.
-    pub call_id: Option<String>,
-    /// The reason, whatever its value.
-    pub reason: Value,
-}
-
-impl TakenReason {
-    /// The record `--reasons-log` appends, one per line: `{"tool","call_id","reason"}`.
-    pub fn to_json(&self) -> Value {
-        json!({ "tool": self.tool, "call_id": self.call_id, "reason": self.reason })
-    }
-}
-
-/// `tool: reason`, on one line, for the human watching. Control characters are escaped so that a
-/// model's text can neither break the line nor drive the terminal.
-impl fmt::Display for TakenReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_escaped(f, &self.tool)?;
-        f.write_str(": ")?;
-        match &self.reason {
-            Value::String(text) => write_escaped(f, text),
-            other => write_escaped(f, &other.to_string()),
-        }
-    }
-}
-
-fn write_escaped(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    for c in text.chars() {
-        if c.is_control() {
-            write!(f, "{}", c.escape_default())?;
-        } else {
-            f.write_char(c)?;
-        }
-    }
-    Ok(())
 }
 
 /// One line out of a stream.
@@ -238,7 +194,7 @@ impl Filter {
 
     fn strip(&mut self, call: &mut Value, reasons: &mut Vec<TakenReason>) -> bool {
         match &self.tracked {
-            Some(tracked) if self.options.strip => strip_into(call, tracked, reasons),
+            Some(tracked) if self.options.strip => strip_noting(call, tracked, reasons),
             _ => false,
         }
     }
@@ -330,7 +286,7 @@ impl ClientToServer {
     ) -> bool {
         match value.get("method").and_then(Value::as_str) {
             Some("tools/call") => {
-                tracked.is_some_and(|tracked| strip_into(value, tracked, reasons))
+                tracked.is_some_and(|tracked| strip_noting(value, tracked, reasons))
             }
             Some("tools/list") => {
                 if let Some(id) = value.get("id").and_then(id_key) {
@@ -524,34 +480,6 @@ fn rewritten<'a>(
         // A tree that was just parsed always serialises; were it not to, the line goes on as it
         // came and nothing is reported taken off.
         Err(_) => Line::untouched(line),
-    }
-}
-
-/// Takes the reason off one call to a tracked tool, noting it.
-fn strip_into(call: &mut Value, tracked: &ToolNames, reasons: &mut Vec<TakenReason>) -> bool {
-    let Some(envelope) = Envelope::of_call(call) else {
-        return false;
-    };
-    let Some(tool) = envelope
-        .called_name(call)
-        .filter(|name| tracked.contains(*name))
-        .map(str::to_owned)
-    else {
-        return false;
-    };
-    let call_id = envelope.call_id(call);
-    let stripped = strip_call(mem::take(call), tracked);
-    *call = stripped.call;
-    match stripped.reason {
-        Some(reason) => {
-            reasons.push(TakenReason {
-                tool,
-                call_id,
-                reason,
-            });
-            true
-        }
-        None => false,
     }
 }
 

@@ -4,6 +4,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use anyhow::Context;
+use reasons::reasons_log::Via;
 use reasons::stream::{Filter, Options};
 
 use super::relay::{pump, PumpError, ReasonSink};
@@ -17,7 +18,7 @@ pub fn run(
     input: impl Read,
     output: impl Write,
 ) -> anyhow::Result<ExitCode> {
-    let mut sink = ReasonSink::open(reasons_log)?;
+    let mut sink = ReasonSink::open(reasons_log, Via::Filter)?;
     let mut filter = Filter::new(options);
     let pumped = pump(
         input,

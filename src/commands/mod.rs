@@ -6,6 +6,8 @@ mod check;
 mod completions;
 mod extract;
 mod filter;
+mod gateway;
+mod hook;
 mod proxy;
 mod reading;
 mod relay;
@@ -15,9 +17,11 @@ pub use broken_pipe::is_broken_pipe;
 use reading::reading;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use reasons::cli::{self, CheckArgs, Command, ExtractArgs, StatsArgs};
+use reasons::cli::{self, CheckArgs, Command, ExtractArgs, HookAgent, StatsArgs};
+use reasons::reasons_log;
 use reasons::record::Status;
 use reasons::stats::GroupBy;
 use reasons::stream::Options;
@@ -53,7 +57,27 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             io::stdout().lock(),
         ),
         Command::Proxy(args) => proxy::run(&args.server, args.reasons_log.as_deref()),
+        Command::Gateway(args) => gateway::run(gateway::Options {
+            listen: args.listen,
+            upstream: args.upstream,
+            reasons_log: reasons_log_or_default(args.reasons_log)?,
+            strip: !args.no_strip,
+        }),
+        Command::Hook(args) => {
+            let HookAgent::ClaudeCode = args.agent;
+            // A hook never gets in the way: whatever goes wrong, the agent carries on.
+            let log = args.reasons_log.or_else(reasons_log::default_path);
+            hook::claude_code(io::stdin().lock(), io::stdout().lock(), log.as_deref());
+            Ok(ExitCode::Success)
+        }
     }
+}
+
+/// The reasons log named, else the default one.
+fn reasons_log_or_default(named: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    named.or_else(reasons_log::default_path).context(
+        "no --reasons-log given, and neither XDG_STATE_HOME nor HOME is set to find the default one in",
+    )
 }
 
 /// Runs a command that writes reports, with stdout block-buffered and flushed at the end.

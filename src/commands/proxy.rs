@@ -15,6 +15,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use reasons::reasons_log::Via;
 use reasons::stream::proxy_halves;
 
 use super::relay::{pump, PumpError, ReasonSink};
@@ -48,7 +49,7 @@ enum Ended {
 /// or 128 + the number of the signal that ended it.
 pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<ExitCode> {
     let (program, args) = server.split_first().context("no server to run")?;
-    let mut sink = ReasonSink::open(reasons_log)?;
+    let mut sink = ReasonSink::open(reasons_log, Via::Proxy)?;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())

@@ -1,9 +1,15 @@
 //! What the commands that read logs share: which logs, how to read them, and what to say about
 //! the paths that named none.
 
-use anyhow::bail;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
 use reasons::cli::InputArgs;
 use reasons::formats::ReadOptions;
+use reasons::reasons_log;
 
 use crate::input::{self, Problem, Source};
 use crate::scan::ScanOptions;
@@ -30,8 +36,25 @@ pub fn reading(
     if follow && !matches!(&expanded.sources[..], [Source::File(_)]) {
         bail!("--follow reads exactly one file");
     }
+    let mut logs = input.reasons_log;
+    if logs.is_empty() && expanded.local {
+        if let Some(default) = reasons_log::default_path().filter(|path| path.is_file()) {
+            crate::messages::message!("joining {}", default.display());
+            logs.push(default);
+        }
+    }
+    let reasons = read_reasons_logs(&logs)?;
+    // A reasons log is never read as a session log, even from a folder that holds it.
+    let is_reasons_log = |source: &Source| match source {
+        Source::File(path) => logs.iter().any(|log| same_file(log, path)),
+        Source::Stdin => false,
+    };
+    let sources = expanded
+        .sources
+        .into_iter()
+        .filter(|source| !is_reasons_log(source));
     Ok(Reading {
-        sources: expanded.sources,
+        sources: sources.collect(),
         problems: expanded.problems,
         scan: ScanOptions {
             read: ReadOptions {
@@ -42,9 +65,41 @@ pub fn reading(
             },
             strict: input.strict,
             follow,
+            reasons,
         },
         line_buffered,
     })
+}
+
+/// The reasons logs to join, read into one index; `None` when there are none.
+fn read_reasons_logs(logs: &[PathBuf]) -> anyhow::Result<Option<Arc<reasons_log::Index>>> {
+    if logs.is_empty() {
+        return Ok(None);
+    }
+    let mut index = reasons_log::Index::default();
+    for log in logs {
+        let skipped = index.skipped;
+        let file = File::open(log)
+            .with_context(|| format!("cannot open the reasons log {}", log.display()))?;
+        index
+            .add(io::BufReader::new(file))
+            .with_context(|| format!("cannot read the reasons log {}", log.display()))?;
+        let skipped = index.skipped - skipped;
+        if skipped > 0 {
+            crate::messages::message!(
+                "{}: {skipped} lines are not reasons-log records, skipped",
+                log.display()
+            );
+        }
+    }
+    Ok(Some(Arc::new(index)))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// Says what is wrong with each path that could not be read; true when there was any.

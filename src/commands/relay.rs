@@ -2,12 +2,13 @@
 //! layer, and telling the human about each reason taken off.
 
 use std::fmt;
-use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
-use reasons::stream::{Line, TakenReason};
+use reasons::layer::TakenReason;
+use reasons::reasons_log::{self, Record, Via};
+use reasons::stream::Line;
 
 /// Large enough that a bulk stream moves in few system calls.
 const BUFFER: usize = 1 << 16;
@@ -72,41 +73,35 @@ pub fn pump<R: Read, W: Write>(
 }
 
 /// Where the reasons taken off calls go: stderr as `tool: reason` for the human watching, or a
-/// JSON-lines file.
+/// reasons log.
 pub enum ReasonSink {
     /// One `tool: reason` line on stderr per reason.
     Stderr,
-    /// One `{"tool","call_id","reason"}` record per line, appended.
+    /// One record per reason, appended to a reasons log.
     Log {
-        /// The open file.
-        file: File,
-        /// Its path, for messages.
-        path: PathBuf,
+        /// The open log.
+        log: reasons_log::Writer,
+        /// Which command writes it.
+        via: Via,
     },
 }
 
 impl ReasonSink {
     /// Opens the log, when there is one, for appending.
-    pub fn open(path: Option<&Path>) -> anyhow::Result<ReasonSink> {
+    pub fn open(path: Option<&Path>, via: Via) -> anyhow::Result<ReasonSink> {
         let Some(path) = path else {
             return Ok(ReasonSink::Stderr);
         };
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
+        let log = reasons_log::Writer::open(path)
             .with_context(|| format!("cannot open the reasons log {}", path.display()))?;
-        Ok(ReasonSink::Log {
-            file,
-            path: path.to_owned(),
-        })
+        Ok(ReasonSink::Log { log, via })
     }
 
     /// The log's path, when reasons go to one.
     pub fn path(&self) -> Option<&Path> {
         match self {
             ReasonSink::Stderr => None,
-            ReasonSink::Log { path, .. } => Some(path),
+            ReasonSink::Log { log, .. } => Some(log.path()),
         }
     }
 
@@ -119,11 +114,7 @@ impl ReasonSink {
                 crate::messages::line(&reason.to_string());
                 Ok(())
             }
-            ReasonSink::Log { file, .. } => {
-                let mut record = reason.to_json().to_string().into_bytes();
-                record.push(b'\n');
-                file.write_all(&record)
-            }
+            ReasonSink::Log { log, via } => log.append(&Record::now(*via, reason.clone(), None)),
         }
     }
 }

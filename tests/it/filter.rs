@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::util::{arg, output_with_stdin, reasons};
+use crate::util::{arg, output_with_stdin, read_reasons_log, reasons};
 
 const REASON: &str = "Save the draft you asked for";
 
@@ -273,20 +273,20 @@ fn reasons_log_appends_json_lines_instead_of_stderr() {
         let output = filter(&["--reasons-log", arg(&log)], &input);
         assert!(output.stderr.is_empty());
     }
-    let text = std::fs::read_to_string(&log).expect("the log is written");
-    let records: Vec<Value> = text
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("JSON"))
-        .collect();
-    let first = json!({"tool": "fs_write", "call_id": "2", "reason": REASON});
-    let second = json!({"tool": "fs_write", "call_id": "toolu_1", "reason": "bare"});
+    let records = read_reasons_log(&log);
+    let first = json!({"via": "filter", "tool": "fs_write", "call_id": null, "reason": REASON,
+        "request_id": "2"});
+    let second = json!({"via": "filter", "tool": "fs_write", "call_id": "toolu_1",
+        "reason": "bare"});
     assert_eq!(records, [first.clone(), second.clone(), first, second]);
 }
 
 #[test]
 fn an_unwritable_reasons_log_is_an_error() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let log = dir.path().join("missing").join("reasons.jsonl");
+    let not_a_folder = dir.path().join("file");
+    std::fs::write(&not_a_folder, "").expect("a file");
+    let log = not_a_folder.join("reasons.jsonl");
     let output = reasons()
         .args(["filter", "--reasons-log", arg(&log)])
         .stdin(Stdio::null())

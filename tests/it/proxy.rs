@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::util::{arg, mcp_fixture, reasons};
+use crate::util::{arg, mcp_fixture, read_reasons_log, reasons};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -458,13 +458,20 @@ fn reasons_log_takes_the_reasons_instead_of_stderr() {
         "echo",
         json!({"text": "t", "reason": "Logged"}),
     ));
+    let mut from_claude_code = tools_call(3, "echo", json!({"text": "t", "reason": "Joined"}));
+    from_claude_code["params"]["_meta"] = json!({"claudecode/toolUseId": "toolu_01"});
+    session.request(&from_claude_code);
     let ended = session.close();
     assert_eq!(ended.code, Some(0));
     assert!(!ended.stderr.contains("Logged"));
-    let log = std::fs::read_to_string(&log).expect("the log is written");
     assert_eq!(
-        log,
-        "{\"tool\":\"echo\",\"call_id\":\"2\",\"reason\":\"Logged\"}\n"
+        read_reasons_log(&log),
+        [
+            json!({"via": "proxy", "tool": "echo", "call_id": null, "reason": "Logged",
+                "request_id": "2"}),
+            json!({"via": "proxy", "tool": "echo", "call_id": "toolu_01", "reason": "Joined",
+                "request_id": "3"}),
+        ]
     );
 }
 

@@ -4,6 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use serde_json::Value;
+
 /// The crate's root, where `samples/` and `man/` live.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -184,4 +186,21 @@ pub fn wait_until_read(pid: u32, path: &Path) {
         );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+}
+
+/// The records of a reasons log, each without its `time` (checked to be RFC 3339 UTC).
+pub fn read_reasons_log(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("the reasons log is written");
+    text.lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).expect("a JSON record");
+            let time = record
+                .as_object_mut()
+                .and_then(|record| record.shift_remove("time"))
+                .expect("a time");
+            let time = time.as_str().expect("time is text");
+            assert!(time.len() == 24 && time.ends_with('Z'), "{time}");
+            record
+        })
+        .collect()
 }

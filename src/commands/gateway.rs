@@ -1,0 +1,459 @@
+//! `reasons gateway`: an HTTP server in front of a model's API that applies the layer to what
+//! passes (see `reasons::gateway` for the rewriting itself).
+//!
+//! hyper on both sides: the server speaks HTTP/1.1 and h2c to the agent, the client HTTP/1.1 or
+//! HTTP/2 to the upstream, over rustls with the webpki roots, so TLS is verified the same way on
+//! every machine. Bodies the layer does not read are streamed through, frame by frame.
+
+use std::convert::Infallible;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use reasons::gateway::{Api, Exchange, Output};
+use reasons::layer::TakenReason;
+use reasons::reasons_log::{self, Record, Via};
+use tokio::net::TcpListener;
+
+use crate::exit_codes::ExitCode;
+
+/// How the gateway runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where it listens.
+    pub listen: String,
+    /// The API it forwards to: scheme, host, port, and a path prefix if any.
+    pub upstream: String,
+    /// Where the reasons go.
+    pub reasons_log: PathBuf,
+    /// Whether calls lose their reason (`--no-strip` leaves them, and still logs).
+    pub strip: bool,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type ProxyBody = BoxBody<Bytes, BoxError>;
+type UpstreamClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, ProxyBody>;
+
+/// What every connection shares.
+struct Gateway {
+    client: UpstreamClient,
+    upstream: Upstream,
+    log: Option<reasons_log::Writer>,
+    log_path: PathBuf,
+    /// Whether the log has failed once: said once, not for every call.
+    log_failed: AtomicBool,
+    strip: bool,
+}
+
+/// The upstream's origin and path prefix.
+#[derive(Debug, Clone)]
+struct Upstream {
+    scheme: String,
+    authority: String,
+    prefix: String,
+}
+
+impl Upstream {
+    fn parse(url: &str) -> anyhow::Result<Upstream> {
+        let uri: Uri = url
+            .parse()
+            .with_context(|| format!("--upstream {url}: not a URL"))?;
+        let scheme = match uri.scheme_str() {
+            Some(scheme @ ("http" | "https")) => scheme.to_owned(),
+            _ => bail!("--upstream {url}: give an http:// or https:// URL"),
+        };
+        let Some(authority) = uri.authority() else {
+            bail!("--upstream {url}: no host");
+        };
+        if uri.query().is_some() {
+            bail!("--upstream {url}: a query has no place in the upstream");
+        }
+        Ok(Upstream {
+            scheme,
+            authority: authority.to_string(),
+            prefix: uri.path().trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// The upstream URL for a request's path and query.
+    fn uri_for(&self, path_and_query: &str) -> Result<Uri, hyper::http::Error> {
+        Uri::builder()
+            .scheme(self.scheme.as_str())
+            .authority(self.authority.as_str())
+            .path_and_query(format!("{}{path_and_query}", self.prefix))
+            .build()
+    }
+}
+
+/// Runs the gateway until it is stopped (Ctrl-C or SIGTERM).
+pub fn run(options: Options) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the gateway's runtime")?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: Options) -> anyhow::Result<ExitCode> {
+    let upstream = Upstream::parse(&options.upstream)?;
+    let address: SocketAddr = tokio::net::lookup_host(&options.listen)
+        .await
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .with_context(|| format!("--listen {}: not an address to listen on", options.listen))?;
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}"))?;
+    let log = match reasons_log::Writer::open(&options.reasons_log) {
+        Ok(log) => Some(log),
+        Err(error) => {
+            say(&format!(
+                "cannot open the reasons log {}: {error}; calls go through, their reasons only to stderr",
+                options.reasons_log.display()
+            ));
+            None
+        }
+    };
+    let gateway = Arc::new(Gateway {
+        client: upstream_client(),
+        upstream,
+        log,
+        log_path: options.reasons_log.clone(),
+        log_failed: AtomicBool::new(false),
+        strip: options.strip,
+    });
+    // Tests and scripts wait for this line: the port is open once it is written.
+    say(&format!(
+        "gateway listening on http://{}, forwarding to {}, reasons to {}",
+        listener.local_addr()?,
+        options.upstream,
+        options.reasons_log.display()
+    ));
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors, say: keep serving the connections there are.
+                Err(error) => {
+                    say(&format!("cannot accept a connection: {error}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let gateway = Arc::clone(&gateway);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let gateway = Arc::clone(&gateway);
+                async move { Ok::<_, Infallible>(gateway.handle(request).await) }
+            });
+            // A client that goes away mid-answer is no error of the gateway's.
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+    Ok(ExitCode::Success)
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn upstream_client() -> UpstreamClient {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(Duration::from_secs(30)));
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http);
+    Client::builder(TokioExecutor::new()).build(https)
+}
+
+/// Headers that belong to one connection, not to the request or answer they travel with.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Removes the hop-by-hop headers, those named in `Connection` too.
+fn remove_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}
+
+fn full(bytes: impl Into<Bytes>) -> ProxyBody {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    content_type(headers).is_some_and(|kind| kind.starts_with("text/event-stream"))
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    content_type(headers).is_some_and(|kind| kind.starts_with("application/json"))
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    let kind = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(kind.trim().to_ascii_lowercase())
+}
+
+impl Gateway {
+    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<ProxyBody> {
+        let path = request.uri().path().to_owned();
+        let path_and_query = request
+            .uri()
+            .path_and_query()
+            .map_or_else(|| path.clone(), |value| value.as_str().to_owned());
+        let api = (request.method() == Method::POST)
+            .then(|| Api::of_path(&path))
+            .flatten();
+        let uri = match self.upstream.uri_for(&path_and_query) {
+            Ok(uri) => uri,
+            Err(error) => return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string()),
+        };
+        let (mut parts, body) = request.into_parts();
+        remove_hop_by_hop(&mut parts.headers);
+        parts.headers.remove(header::HOST);
+        parts.uri = uri;
+        let (body, exchange) = match api {
+            None => (body.map_err(BoxError::from).boxed(), None),
+            Some(api) => {
+                let bytes = match body.collect().await {
+                    Ok(collected) => collected.to_bytes(),
+                    // The agent went away while sending: nobody is left to answer.
+                    Err(error) => {
+                        return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string())
+                    }
+                };
+                let (mut exchange, augmented) = Exchange::new(api, &bytes, self.strip);
+                // Claude Code names its session in a header as well as in the body.
+                if let Some(session) = parts
+                    .headers
+                    .get("x-claude-code-session-id")
+                    .and_then(|value| value.to_str().ok())
+                {
+                    exchange.session = Some(session.to_owned());
+                }
+                if let Some(problem) = &exchange.problem {
+                    say(&format!("{path}: {problem}; forwarded as it came"));
+                }
+                let bytes = augmented.map_or(bytes, Bytes::from);
+                parts.headers.remove(header::CONTENT_LENGTH);
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+                // An answer the gateway reads must come uncompressed.
+                parts.headers.insert(
+                    header::ACCEPT_ENCODING,
+                    HeaderValue::from_static("identity"),
+                );
+                (full(bytes), Some(exchange))
+            }
+        };
+        let upstream = match self.client.request(Request::from_parts(parts, body)).await {
+            Ok(answer) => answer,
+            Err(error) => {
+                let message = format!(
+                    "cannot reach the upstream {}: {}",
+                    self.upstream.authority,
+                    error_chain(&error)
+                );
+                say(&format!("{path}: {message}"));
+                return error_answer(StatusCode::BAD_GATEWAY, &path, &message);
+            }
+        };
+        let (mut parts, body) = upstream.into_parts();
+        remove_hop_by_hop(&mut parts.headers);
+        let readable =
+            parts.status.is_success() && !parts.headers.contains_key(header::CONTENT_ENCODING);
+        match exchange {
+            Some(exchange) if readable && is_event_stream(&parts.headers) => {
+                parts.headers.remove(header::CONTENT_LENGTH);
+                Response::from_parts(parts, self.stream(exchange, body))
+            }
+            Some(exchange) if readable && is_json(&parts.headers) => {
+                let bytes = match body.collect().await {
+                    Ok(collected) => collected.to_bytes(),
+                    Err(error) => {
+                        let message = format!("the upstream's answer broke off: {error}");
+                        say(&format!("{path}: {message}"));
+                        return error_answer(StatusCode::BAD_GATEWAY, &path, &message);
+                    }
+                };
+                let answer = exchange.answer(&bytes);
+                self.log(&answer.reasons, exchange.session.as_deref());
+                let bytes = answer.body.map_or(bytes, Bytes::from);
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+                Response::from_parts(parts, full(bytes))
+            }
+            _ => Response::from_parts(parts, body.map_err(BoxError::from).boxed()),
+        }
+    }
+
+    /// Streams an answer through the layer: each piece is rewritten as it arrives, its reasons
+    /// logged, then it is sent on. A client that goes away ends the upstream's stream too.
+    fn stream(self: &Arc<Self>, exchange: Exchange, mut body: Incoming) -> ProxyBody {
+        let (mut sender, channel) = http_body_util::channel::Channel::<Bytes, BoxError>::new(4);
+        let gateway = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut stream = exchange.stream();
+            let session = exchange.session.as_deref();
+            loop {
+                match body.frame().await {
+                    Some(Ok(frame)) => {
+                        // Trailers: an event stream has none worth keeping.
+                        let Ok(data) = frame.into_data() else {
+                            continue;
+                        };
+                        if !gateway.send(&mut sender, stream.push(&data), session).await {
+                            return;
+                        }
+                    }
+                    Some(Err(error)) => {
+                        if gateway.send(&mut sender, stream.end(), session).await {
+                            // hyper drops what it has not yet written when a body fails, so
+                            // the last bytes are given time to leave before the failure does.
+                            let sent = Duration::from_millis(2);
+                            for _ in 0..500 {
+                                if sender.capacity() == sender.max_capacity() {
+                                    break;
+                                }
+                                tokio::time::sleep(sent).await;
+                            }
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                        // The agent sees the stream break off, as it would without the gateway.
+                        sender.abort(Box::new(error));
+                        return;
+                    }
+                    None => {
+                        let _ = gateway.send(&mut sender, stream.end(), session).await;
+                        return;
+                    }
+                }
+            }
+        });
+        channel.boxed()
+    }
+
+    /// Logs a piece's reasons, then sends its bytes; false when the client has gone.
+    async fn send(
+        &self,
+        sender: &mut http_body_util::channel::Sender<Bytes, BoxError>,
+        out: Output,
+        session: Option<&str>,
+    ) -> bool {
+        self.log(&out.reasons, session);
+        out.bytes.is_empty() || sender.send_data(Bytes::from(out.bytes)).await.is_ok()
+    }
+
+    /// Writes each reason to the log and to stderr, before the call it came off is sent on.
+    fn log(&self, reasons: &[TakenReason], session: Option<&str>) {
+        for taken in reasons {
+            crate::messages::line(&taken.to_string());
+            let Some(log) = &self.log else { continue };
+            let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
+            if let Err(error) = log.append(&record) {
+                if !self.log_failed.swap(true, Ordering::Relaxed) {
+                    say(&format!(
+                        "cannot write the reasons log {}: {error}; calls go through, their reasons only to stderr",
+                        self.log_path.display()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// An error answer in the envelope of the API the path belongs to.
+fn error_answer(status: StatusCode, path: &str, message: &str) -> Response<ProxyBody> {
+    let body = Api::error_body(path, &format!("reasons gateway: {message}"));
+    let mut answer = Response::new(full(body));
+    *answer.status_mut() = status;
+    answer.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    answer
+}
+
+/// An error with its causes, which is where a connection error says what happened.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// One message on stderr, as `reasons: …`, in one write (see `crate::messages`), so that lines
+/// from concurrent requests never cut through each other; a closed stderr is no reason to stop
+/// serving.
+fn say(message: &str) {
+    crate::messages::message!("{message}");
+}

@@ -1,0 +1,395 @@
+//! Anthropic Messages answers: `tool_use` content blocks, whole or streamed.
+//!
+//! Server tools (`server_tool_use`) and MCP connector calls (`mcp_tool_use`) are other block
+//! types: they are run by the API, not by the agent, and are left alone.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::sse::{self, Fields};
+use super::{EventRewriter, Output};
+use crate::layer::{strip_noting, TakenReason, ToolNames, REASON_PARAM};
+
+/// The session a request's `metadata.user_id` names. Claude Code writes
+/// `user_…_account_…_session_<uuid>`, or a JSON object with a `session_id`.
+pub fn session_of(metadata: &str) -> Option<String> {
+    let metadata: Value = serde_json::from_str(metadata).ok()?;
+    let user_id = metadata.get("user_id")?.as_str()?;
+    if let Ok(Value::Object(user)) = serde_json::from_str::<Value>(user_id) {
+        return user.get("session_id")?.as_str().map(str::to_owned);
+    }
+    let (_, session) = user_id.rsplit_once("_session_")?;
+    (!session.is_empty()).then(|| session.to_owned())
+}
+
+/// Takes the reason off every `tool_use` block of a whole message; true when one was taken.
+pub fn strip_message(
+    message: &mut Value,
+    tracked: &ToolNames,
+    taken: &mut Vec<TakenReason>,
+) -> bool {
+    let Some(Value::Array(content)) = message.get_mut("content") else {
+        return false;
+    };
+    content
+        .iter_mut()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .fold(false, |changed, block| {
+            strip_noting(block, tracked, taken) | changed
+        })
+}
+
+/// A `tool_use` block whose input is still arriving.
+#[derive(Debug)]
+struct Held {
+    tool: String,
+    id: Option<String>,
+    /// The input's JSON text so far.
+    json: String,
+    /// The fragments' events as they came, sent on unchanged when nothing is taken off.
+    events: Vec<u8>,
+}
+
+/// Rewrites a Messages stream: a `tool_use` block's `input_json_delta` fragments are held back
+/// until its `content_block_stop`, then sent as one fragment holding the stripped input.
+pub struct MessageStream {
+    tracked: Arc<ToolNames>,
+    strip: bool,
+    /// Blocks being held, by index.
+    held: BTreeMap<u64, Held>,
+}
+
+impl MessageStream {
+    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> MessageStream {
+        MessageStream {
+            tracked,
+            strip,
+            held: BTreeMap::new(),
+        }
+    }
+
+    /// Notes a block that starts, when it is a call to a tracked tool.
+    fn start(&mut self, data: &Value) {
+        let block = &data["content_block"];
+        let (Some(index), Some("tool_use"), Some(tool)) = (
+            data["index"].as_u64(),
+            block["type"].as_str(),
+            block["name"].as_str(),
+        ) else {
+            return;
+        };
+        if self.tracked.contains(tool) {
+            let held = Held {
+                tool: tool.to_owned(),
+                id: block["id"].as_str().map(str::to_owned),
+                json: String::new(),
+                events: Vec::new(),
+            };
+            self.held.insert(index, held);
+        }
+    }
+
+    /// A held block is complete: its reason is taken off, and its input goes out.
+    fn stop(&mut self, held: Held, index: u64, out: &mut Output) {
+        let Some((reason, stripped)) = take_reason(&held.json) else {
+            out.bytes.extend_from_slice(&held.events);
+            return;
+        };
+        out.reasons.push(TakenReason {
+            tool: held.tool,
+            call_id: held.id,
+            request_id: None,
+            reason,
+        });
+        if !self.strip {
+            out.bytes.extend_from_slice(&held.events);
+            return;
+        }
+        let delta = json!({
+            "type": "content_block_delta",
+            "index": index,
+            "delta": { "type": "input_json_delta", "partial_json": stripped },
+        });
+        out.bytes
+            .extend(sse::event(Some("content_block_delta"), &delta.to_string()));
+    }
+}
+
+/// The reason in a complete input, and the input without it, compact with its keys in order.
+fn take_reason(input: &str) -> Option<(Value, String)> {
+    let Ok(Value::Object(mut input)) = serde_json::from_str::<Value>(input) else {
+        return None;
+    };
+    let reason = input.shift_remove(REASON_PARAM)?;
+    Some((reason, Value::Object(input).to_string()))
+}
+
+/// The event types this rewriter reads; all others pass without being parsed.
+fn is_block_event(name: &str) -> bool {
+    matches!(
+        name,
+        "content_block_start" | "content_block_delta" | "content_block_stop"
+    )
+}
+
+impl EventRewriter for MessageStream {
+    fn event(&mut self, event: &[u8], out: &mut Output) {
+        if self.tracked.is_empty() {
+            out.bytes.extend_from_slice(event);
+            return;
+        }
+        let Some(fields) = Fields::parse(event) else {
+            out.bytes.extend_from_slice(event);
+            return;
+        };
+        // A block's deltas and its stop only matter while a block is held.
+        let wanted = match fields.name {
+            Some("content_block_start") => true,
+            Some(name) => is_block_event(name) && !self.held.is_empty(),
+            None => true,
+        };
+        let data = match wanted {
+            true => serde_json::from_str::<Map<String, Value>>(&fields.data).ok(),
+            false => None,
+        };
+        let Some(data) = data.map(Value::Object) else {
+            out.bytes.extend_from_slice(event);
+            return;
+        };
+        let index = data["index"].as_u64();
+        match data["type"].as_str() {
+            Some("content_block_start") => {
+                self.start(&data);
+                out.bytes.extend_from_slice(event);
+            }
+            Some("content_block_delta") if index.is_some_and(|i| self.held.contains_key(&i)) => {
+                let held = self.held.get_mut(&index.unwrap_or_default()).expect("held");
+                let delta = &data["delta"];
+                match (delta["type"].as_str(), delta["partial_json"].as_str()) {
+                    (Some("input_json_delta"), Some(fragment)) => {
+                        held.json.push_str(fragment);
+                        if self.strip {
+                            held.events.extend_from_slice(event);
+                        } else {
+                            out.bytes.extend_from_slice(event);
+                        }
+                    }
+                    _ => out.bytes.extend_from_slice(event),
+                }
+            }
+            Some("content_block_stop") => {
+                if let Some(held) = index.and_then(|i| self.held.remove(&i)) {
+                    self.stop(held, index.unwrap_or_default(), out);
+                }
+                out.bytes.extend_from_slice(event);
+            }
+            _ => out.bytes.extend_from_slice(event),
+        }
+    }
+
+    fn end(&mut self, out: &mut Output) {
+        // A call whose input never completed goes on as it came: nothing is lost.
+        for held in std::mem::take(&mut self.held).into_values() {
+            out.bytes.extend_from_slice(&held.events);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::gateway::sse::Splitter;
+
+    fn tracked(names: &[&str]) -> Arc<ToolNames> {
+        Arc::new(names.iter().map(|name| (*name).to_owned()).collect())
+    }
+
+    fn event(name: &str, data: Value) -> Vec<u8> {
+        sse::event(Some(name), &data.to_string())
+    }
+
+    /// A stream with one text block, then a Bash call whose input arrives in three fragments.
+    fn bash_stream(fragments: &[&str]) -> Vec<Vec<u8>> {
+        let mut events = vec![
+            event(
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1",
+                "content": [], "stop_reason": null}}),
+            ),
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+            ),
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": "Let me look."}}),
+            ),
+            event(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 1,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                "input": {}}}),
+            ),
+        ];
+        events.push(event("ping", json!({"type": "ping"})));
+        for fragment in fragments {
+            events.push(event(
+                "content_block_delta",
+                json!({"type": "content_block_delta",
+                "index": 1, "delta": {"type": "input_json_delta", "partial_json": fragment}}),
+            ));
+        }
+        events.push(event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 1}),
+        ));
+        events.push(event(
+            "message_delta",
+            json!({"type": "message_delta",
+            "delta": {"stop_reason": "tool_use"}}),
+        ));
+        events.push(event("message_stop", json!({"type": "message_stop"})));
+        events
+    }
+
+    fn run(events: &[Vec<u8>], tracked: Arc<ToolNames>, strip: bool) -> Output {
+        let mut rewriter = MessageStream::new(tracked, strip);
+        let mut out = Output::default();
+        for event in events {
+            rewriter.event(event, &mut out);
+        }
+        rewriter.end(&mut out);
+        out
+    }
+
+    fn partial_json_sent(bytes: &[u8]) -> Vec<String> {
+        let mut fragments = Vec::new();
+        Splitter::new().push(bytes, &mut |event| {
+            let fields = Fields::parse(event).unwrap();
+            let data: Value = serde_json::from_str(&fields.data).unwrap();
+            if let Some(fragment) = data["delta"]["partial_json"].as_str() {
+                fragments.push(fragment.to_owned());
+            }
+        });
+        fragments
+    }
+
+    const FRAGMENTS: [&str; 3] = [
+        "{\"command\": \"ls -la\", ",
+        "\"reason\": \"See what the fol",
+        "der holds\", \"timeout\": 5}",
+    ];
+
+    #[test]
+    fn a_calls_fragments_become_one_stripped_fragment_at_its_stop() {
+        let events = bash_stream(&FRAGMENTS);
+        let out = run(&events, tracked(&["Bash"]), true);
+        assert_eq!(
+            partial_json_sent(&out.bytes),
+            ["{\"command\":\"ls -la\",\"timeout\":5}"]
+        );
+        assert_eq!(out.reasons.len(), 1);
+        assert_eq!(out.reasons[0].tool, "Bash");
+        assert_eq!(out.reasons[0].call_id.as_deref(), Some("toolu_1"));
+        assert_eq!(out.reasons[0].reason, json!("See what the folder holds"));
+        // Every other event went out unchanged and in order, the ping included.
+        let text = String::from_utf8(out.bytes).unwrap();
+        let unchanged: Vec<&Vec<u8>> = events
+            .iter()
+            .filter(|event| !String::from_utf8_lossy(event).contains("input_json_delta"))
+            .collect();
+        let mut at = 0;
+        for event in unchanged {
+            let event = std::str::from_utf8(event).unwrap();
+            at += text[at..].find(event).expect("the event is sent on") + event.len();
+        }
+    }
+
+    #[test]
+    fn the_stripped_fragment_is_sent_before_the_blocks_stop() {
+        let out = run(&bash_stream(&FRAGMENTS), tracked(&["Bash"]), true);
+        let text = String::from_utf8(out.bytes).unwrap();
+        let fragment = text.find("input_json_delta").unwrap();
+        let stop = text.rfind("\"index\":1}").unwrap();
+        assert!(fragment < stop);
+    }
+
+    #[test]
+    fn without_a_reason_or_for_another_tool_the_stream_is_unchanged() {
+        let without = bash_stream(&["{\"command\": ", "\"ls\"}"]);
+        let out = run(&without, tracked(&["Bash"]), true);
+        assert_eq!(out.bytes, without.concat());
+        assert!(out.reasons.is_empty());
+        let with = bash_stream(&FRAGMENTS);
+        let out = run(&with, tracked(&["Read"]), true);
+        assert_eq!(out.bytes, with.concat());
+        assert!(out.reasons.is_empty());
+    }
+
+    #[test]
+    fn no_strip_passes_every_byte_and_still_notes_the_reason() {
+        let events = bash_stream(&FRAGMENTS);
+        let out = run(&events, tracked(&["Bash"]), false);
+        assert_eq!(out.bytes, events.concat());
+        assert_eq!(out.reasons[0].reason, json!("See what the folder holds"));
+    }
+
+    #[test]
+    fn input_that_never_completes_goes_on_as_it_came() {
+        let mut events = bash_stream(&FRAGMENTS);
+        events.truncate(events.len() - 3);
+        let out = run(&events, tracked(&["Bash"]), true);
+        assert_eq!(out.bytes, events.concat());
+        assert!(out.reasons.is_empty());
+    }
+
+    #[test]
+    fn input_that_does_not_parse_goes_on_as_it_came() {
+        let events = bash_stream(&["{\"command\": ", "\"reason\": oops}"]);
+        let out = run(&events, tracked(&["Bash"]), true);
+        assert_eq!(out.bytes, events.concat());
+    }
+
+    #[test]
+    fn a_whole_message_loses_the_reason_of_tool_use_blocks_only() {
+        let mut message = json!({"content": [
+            {"type": "text", "text": "x"},
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                "input": {"command": "ls", "reason": "Look"}},
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "Bash",
+                "input": {"reason": "hosted"}},
+            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "Bash", "server_name": "s",
+                "input": {"reason": "remote"}},
+        ]});
+        let mut taken = Vec::new();
+        assert!(strip_message(&mut message, &tracked(&["Bash"]), &mut taken));
+        assert_eq!(message["content"][1]["input"], json!({"command": "ls"}));
+        assert_eq!(message["content"][2]["input"], json!({"reason": "hosted"}));
+        assert_eq!(message["content"][3]["input"], json!({"reason": "remote"}));
+        assert_eq!(taken.len(), 1);
+    }
+
+    #[test]
+    fn sessions_are_read_from_claude_codes_user_id() {
+        assert_eq!(
+            session_of(r#"{"user_id":"user_ab12_account__session_0b9e-11"}"#).as_deref(),
+            Some("0b9e-11")
+        );
+        assert_eq!(
+            session_of(r#"{"user_id":"{\"device_id\":\"d\",\"session_id\":\"s-1\"}"}"#).as_deref(),
+            Some("s-1")
+        );
+        assert_eq!(session_of(r#"{"user_id":"someone"}"#), None);
+        assert_eq!(session_of("[]"), None);
+    }
+}

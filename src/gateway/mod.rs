@@ -1,0 +1,202 @@
+//! The reasons layer at a model's API: what `reasons gateway` does to the requests an agent sends
+//! and the answers it gets back, without any I/O of its own.
+//!
+//! Each request is its own listing. Its `tools` are augmented with the layer's rules, and its
+//! answer — a whole JSON body or a stream of server-sent events — has the reason taken off every
+//! call to a tool augmented *in that request*: nothing is shared between requests, so concurrent
+//! sessions cannot disturb each other.
+//!
+//! ```
+//! use reasons::gateway::{Api, Exchange};
+//!
+//! let request = br#"{"model":"m","tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}"#;
+//! let api = Api::of_path("/v1/messages").unwrap();
+//! let (exchange, augmented) = Exchange::new(api, request, true);
+//! let augmented = String::from_utf8(augmented.unwrap()).unwrap();
+//! assert!(augmented.contains(r#""reason":{"type":"string""#));
+//!
+//! let answer = br#"{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls","reason":"See what is here"}}]}"#;
+//! let stripped = exchange.answer(answer);
+//! assert_eq!(
+//!     stripped.body.unwrap(),
+//!     br#"{"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]}"#
+//! );
+//! assert_eq!(stripped.reasons[0].to_string(), "Bash: See what is here");
+//! ```
+
+mod anthropic;
+mod request;
+pub mod sse;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::layer::{TakenReason, ToolNames};
+
+/// The model APIs the gateway rewrites, told apart by the request's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages: `…/v1/messages`.
+    AnthropicMessages,
+    /// Anthropic's token count, `…/v1/messages/count_tokens`: its tools are augmented like the
+    /// messages request's, so that the count matches what the model is sent.
+    AnthropicCountTokens,
+}
+
+impl Api {
+    /// The API a request path (without its query) belongs to, when the gateway rewrites it.
+    pub fn of_path(path: &str) -> Option<Api> {
+        let path = path.trim_end_matches('/');
+        if path.ends_with("/v1/messages") {
+            Some(Api::AnthropicMessages)
+        } else if path.ends_with("/v1/messages/count_tokens") {
+            Some(Api::AnthropicCountTokens)
+        } else {
+            None
+        }
+    }
+
+    /// An error answer in the API's own envelope, so that the client reports it as it reports
+    /// the API's errors.
+    pub fn error_body(path: &str, message: &str) -> Vec<u8> {
+        // Every path is answered in Anthropic's envelope until other APIs are known here.
+        let _ = path;
+        serde_json::json!({
+            "type": "error",
+            "error": { "type": "api_error", "message": message }
+        })
+        .to_string()
+        .into_bytes()
+    }
+}
+
+/// One request and its answer, as the gateway sees them.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    api: Api,
+    /// The tools the request's listing left the layer responsible for.
+    tracked: Arc<ToolNames>,
+    /// Whether calls lose their reason (`--no-strip` logs the reasons and leaves the calls).
+    strip: bool,
+    /// The agent's session, when the request names it.
+    pub session: Option<String>,
+    /// Why the request's tools were left as they came, when they were not readable.
+    pub problem: Option<String>,
+}
+
+impl Exchange {
+    /// Reads a request body, returning the exchange and the body to forward when it changed.
+    ///
+    /// The same body always gives the same bytes, so that a provider's prompt cache keeps
+    /// hitting; a body that is not JSON, or holds no `tools` array, goes on as it came.
+    pub fn new(api: Api, body: &[u8], strip: bool) -> (Exchange, Option<Vec<u8>>) {
+        let request = request::augment(body);
+        let exchange = Exchange {
+            api,
+            tracked: Arc::new(request.tracked),
+            strip,
+            session: request.session,
+            problem: request.problem,
+        };
+        (exchange, request.body)
+    }
+
+    /// The tools whose calls lose their reason in this exchange's answer.
+    pub fn tracked(&self) -> &ToolNames {
+        &self.tracked
+    }
+
+    /// Takes the reasons off a whole JSON answer.
+    pub fn answer(&self, body: &[u8]) -> Answer {
+        let mut reasons = Vec::new();
+        if self.tracked.is_empty() || self.api == Api::AnthropicCountTokens {
+            return Answer {
+                body: None,
+                reasons,
+            };
+        }
+        let Ok(mut value) = serde_json::from_slice::<Value>(body) else {
+            return Answer {
+                body: None,
+                reasons,
+            };
+        };
+        let changed = anthropic::strip_message(&mut value, &self.tracked, &mut reasons);
+        let body = (changed && self.strip).then(|| value.to_string().into_bytes());
+        Answer { body, reasons }
+    }
+
+    /// A rewriter for an answer that streams as server-sent events.
+    pub fn stream(&self) -> Stream {
+        Stream {
+            splitter: sse::Splitter::new(),
+            rewriter: Box::new(anthropic::MessageStream::new(
+                Arc::clone(&self.tracked),
+                self.strip,
+            )),
+        }
+    }
+}
+
+/// A whole answer after the layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The body to send on, when it changed.
+    pub body: Option<Vec<u8>>,
+    /// The reasons taken off its calls (also with `--no-strip`, where the calls keep them).
+    pub reasons: Vec<TakenReason>,
+}
+
+/// What a piece of a stream gives to send on.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Output {
+    /// The bytes to send, in order.
+    pub bytes: Vec<u8>,
+    /// The reasons taken off the calls these bytes complete. Log them before sending the bytes:
+    /// a hook that runs when the agent receives a call looks for its reason.
+    pub reasons: Vec<TakenReason>,
+}
+
+/// Rewrites one API's stream, an event at a time.
+trait EventRewriter: Send {
+    /// One complete event, as the bytes it came as.
+    fn event(&mut self, event: &[u8], out: &mut Output);
+    /// The stream ended: whatever is held back goes out as it came.
+    fn end(&mut self, out: &mut Output);
+}
+
+/// An answer streaming as server-sent events, rewritten as its bytes arrive.
+///
+/// Only a call's argument fragments are held back, until the call is complete; every other event
+/// is handed on as soon as its last byte has arrived.
+pub struct Stream {
+    splitter: sse::Splitter,
+    rewriter: Box<dyn EventRewriter>,
+}
+
+impl Stream {
+    /// The next bytes from the upstream.
+    pub fn push(&mut self, bytes: &[u8]) -> Output {
+        let mut out = Output::default();
+        let rewriter = &mut self.rewriter;
+        self.splitter
+            .push(bytes, &mut |event| rewriter.event(event, &mut out));
+        out
+    }
+
+    /// The upstream's stream ended (or broke off): what was held back, and any incomplete last
+    /// event, go out as they came.
+    pub fn end(&mut self) -> Output {
+        let mut out = Output::default();
+        self.rewriter.end(&mut out);
+        out.bytes.extend_from_slice(&self.splitter.rest());
+        out
+    }
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,473 @@
+//! The reasons log: one JSON object per line for each reason the layer took off a call.
+//!
+//! `filter`, `proxy` and `gateway` write it; `hook` and the audit commands read it. A line is
+//! `{"time","via","tool","call_id","reason","request_id"?,"session"?}`: `call_id` is the id the
+//! agent's own transcript records for the call, so a transcript and a reasons log join on it.
+//!
+//! Each record is appended with a single `write` to a file opened for appending, so that several
+//! writers (a gateway per provider, a proxy per MCP server) can share one log without cutting
+//! through each other's lines.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+
+use crate::layer::TakenReason;
+use crate::record::{CallRecord, ReasonField, ReasonFrom, Status};
+
+/// Which part of the layer took the reason off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `reasons gateway`, at the model's API.
+    Gateway,
+    /// `reasons proxy`, in front of an MCP server.
+    Proxy,
+    /// `reasons filter`, on a JSON-lines stream.
+    Filter,
+}
+
+impl Via {
+    /// The name written in the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Gateway => "gateway",
+            Via::Proxy => "proxy",
+            Via::Filter => "filter",
+        }
+    }
+}
+
+/// One line of the log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// When the reason was taken off, as RFC 3339 UTC.
+    pub time: String,
+    /// Which part of the layer took it.
+    pub via: Via,
+    /// The reason as it was taken off, with the tool and the ids it came with.
+    pub taken: TakenReason,
+    /// The session the call belongs to, when the request said.
+    pub session: Option<String>,
+}
+
+impl Record {
+    /// A record stamped with the current time.
+    pub fn now(via: Via, taken: TakenReason, session: Option<String>) -> Record {
+        Record {
+            time: rfc3339(SystemTime::now()),
+            via,
+            taken,
+            session,
+        }
+    }
+
+    /// The record as one JSON object, keys in the documented order; `request_id` and `session`
+    /// only when known.
+    pub fn to_json(&self) -> Value {
+        let mut object = Map::new();
+        object.insert("time".into(), Value::from(self.time.as_str()));
+        object.insert("via".into(), Value::from(self.via.as_str()));
+        object.insert("tool".into(), Value::from(self.taken.tool.as_str()));
+        object.insert("call_id".into(), self.taken.call_id.clone().into());
+        object.insert("reason".into(), self.taken.reason.clone());
+        if let Some(request_id) = &self.taken.request_id {
+            object.insert("request_id".into(), Value::from(request_id.as_str()));
+        }
+        if let Some(session) = &self.session {
+            object.insert("session".into(), Value::from(session.as_str()));
+        }
+        Value::Object(object)
+    }
+
+    /// The record as the line that is appended, newline included.
+    pub fn to_line(&self) -> Vec<u8> {
+        let mut line = self.to_json().to_string().into_bytes();
+        line.push(b'\n');
+        line
+    }
+}
+
+/// The log used when none is named: `$XDG_STATE_HOME/reasons/reasons.jsonl`, else
+/// `~/.local/state/reasons/reasons.jsonl`. `None` when neither variable is set.
+pub fn default_path() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            let home = std::env::var_os("HOME").filter(|dir| !dir.is_empty())?;
+            Some(Path::new(&home).join(".local/state"))
+        })?;
+    Some(state.join("reasons").join("reasons.jsonl"))
+}
+
+/// A reasons log open for appending.
+#[derive(Debug)]
+pub struct Writer {
+    file: File,
+    path: PathBuf,
+}
+
+impl Writer {
+    /// Opens `path` for appending, creating it (mode 0600: reasons can quote what a person is
+    /// working on) and its folder when they do not exist.
+    pub fn open(path: &Path) -> io::Result<Writer> {
+        if let Some(folder) = path
+            .parent()
+            .filter(|folder| !folder.as_os_str().is_empty())
+        {
+            fs::create_dir_all(folder)?;
+        }
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path)?;
+        Ok(Writer {
+            file,
+            path: path.to_owned(),
+        })
+    }
+
+    /// Where the log is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record in a single write. Takes `&self`: appends from several threads are
+    /// as safe as appends from several processes.
+    pub fn append(&self, record: &Record) -> io::Result<()> {
+        (&self.file).write_all(&record.to_line())
+    }
+}
+
+/// The reasons of a log by call id, for joining with transcripts. A later record for the same id
+/// replaces an earlier one (the same call's reason logged again, say by a resumed gateway).
+///
+/// Lines that are not records (malformed, or without a string `call_id`) are counted and
+/// skipped: a log is written by several processes, and a torn last line must not hide the rest.
+#[derive(Debug, Default)]
+pub struct Index {
+    reasons: HashMap<String, Value>,
+    /// Lines that were not records.
+    pub skipped: u64,
+}
+
+impl Index {
+    /// Reads a whole log.
+    pub fn read(path: &Path) -> io::Result<Index> {
+        let mut index = Index::default();
+        index.add(BufReader::new(File::open(path)?))?;
+        Ok(index)
+    }
+
+    /// Adds the records of another log.
+    pub fn add(&mut self, input: impl BufRead) -> io::Result<()> {
+        for line in input.split(b'\n') {
+            let line = line?;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match parse_record(&line) {
+                Some((call_id, reason)) => {
+                    self.reasons.insert(call_id, reason);
+                }
+                None => self.skipped += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// The reason logged for a call id.
+    pub fn get(&self, call_id: &str) -> Option<&Value> {
+        self.reasons.get(call_id)
+    }
+
+    /// Gives a call whose own arguments carry no reason the reason logged for its id, with the
+    /// status that reason gives it. Returns whether it did.
+    pub fn join(&self, record: &mut CallRecord) -> bool {
+        if record.status != Status::Missing {
+            return false;
+        }
+        let Some(reason) = record.call_id.as_deref().and_then(|id| self.get(id)) else {
+            return false;
+        };
+        let field = match reason {
+            Value::String(text) => ReasonField::Text(text),
+            _ => ReasonField::NotText,
+        };
+        (record.status, record.reason) = Status::of_reason_field(field);
+        record.reason_from = ReasonFrom::Log;
+        true
+    }
+
+    /// How many call ids have a reason.
+    pub fn len(&self) -> usize {
+        self.reasons.len()
+    }
+
+    /// Whether no call id has a reason.
+    pub fn is_empty(&self) -> bool {
+        self.reasons.is_empty()
+    }
+}
+
+/// A record's call id and reason.
+fn parse_record(line: &[u8]) -> Option<(String, Value)> {
+    let Value::Object(mut record) = serde_json::from_slice::<Value>(line).ok()? else {
+        return None;
+    };
+    let Some(Value::String(call_id)) = record.shift_remove("call_id") else {
+        return None;
+    };
+    let reason = record.shift_remove("reason")?;
+    Some((call_id, reason))
+}
+
+/// How far back from its end [`find_from_end`] looks: a hook asks about a call the gateway logged
+/// a moment ago, so it is among the last lines, and a log of any length is answered at once.
+pub const SEARCH_FROM_END: u64 = 8 << 20;
+
+/// The most recent reason logged for `call_id`, looked for from the end of the log backwards,
+/// over at most [`SEARCH_FROM_END`] bytes.
+pub fn find_from_end(path: &Path, call_id: &str) -> io::Result<Option<Value>> {
+    const BLOCK: u64 = 64 * 1024;
+    let mut file = File::open(path)?;
+    let end = file.seek(SeekFrom::End(0))?;
+    let floor = end.saturating_sub(SEARCH_FROM_END);
+    // The quoted id as the log writes it, to skip lines that cannot match without parsing them.
+    let needle = Value::from(call_id).to_string();
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    // `tail` holds the bytes after the last line end seen so far: the start of a line that
+    // continues into the block read before.
+    let mut tail: Vec<u8> = Vec::new();
+    let mut position = end;
+    while position > floor {
+        let start = position.saturating_sub(BLOCK).max(floor);
+        let mut block = vec![0; (position - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block)?;
+        block.extend_from_slice(&tail);
+        // Every complete line in this block, last first; the first piece may be cut.
+        let mut lines = block.rsplit(|&byte| byte == b'\n');
+        let mut pieces: Vec<&[u8]> = lines.by_ref().collect();
+        let first = if start > floor { pieces.pop() } else { None };
+        for line in pieces {
+            if finder.find(line).is_some() {
+                if let Some((id, reason)) = parse_record(line) {
+                    if id == call_id {
+                        return Ok(Some(reason));
+                    }
+                }
+            }
+        }
+        tail = first.map(<[u8]>::to_vec).unwrap_or_default();
+        position = start;
+    }
+    Ok(None)
+}
+
+/// `2026-12-01T07:29:49.123Z`.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let seconds = since.as_secs();
+    let (days, of_day) = (seconds / 86_400, seconds % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60,
+        since.subsec_millis()
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn taken(tool: &str, call_id: &str, reason: Value) -> TakenReason {
+        TakenReason {
+            tool: tool.into(),
+            call_id: Some(call_id.into()),
+            request_id: None,
+            reason,
+        }
+    }
+
+    #[test]
+    fn rfc3339_matches_known_instants() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let leap_day = UNIX_EPOCH + Duration::from_millis(951_782_400_250);
+        assert_eq!(rfc3339(leap_day), "2000-02-29T00:00:00.250Z");
+        let session = UNIX_EPOCH + Duration::from_secs(1_796_110_189);
+        assert_eq!(rfc3339(session), "2026-12-01T07:29:49.000Z");
+    }
+
+    #[test]
+    fn a_record_has_the_documented_keys_in_order() {
+        let mut record = Record::now(
+            Via::Proxy,
+            TakenReason {
+                request_id: Some("7".into()),
+                ..taken("fs_write", "toolu_1", json!("Save it"))
+            },
+            Some("s1".into()),
+        );
+        record.time = "2026-12-01T00:00:00.000Z".into();
+        assert_eq!(
+            String::from_utf8(record.to_line()).unwrap(),
+            "{\"time\":\"2026-12-01T00:00:00.000Z\",\"via\":\"proxy\",\"tool\":\"fs_write\",\
+             \"call_id\":\"toolu_1\",\"reason\":\"Save it\",\"request_id\":\"7\",\"session\":\"s1\"}\n"
+        );
+    }
+
+    #[test]
+    fn the_log_is_created_with_its_folder_and_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/reasons/reasons.jsonl");
+        let writer = Writer::open(&path).unwrap();
+        writer
+            .append(&Record::now(
+                Via::Gateway,
+                taken("Bash", "a", json!("x")),
+                None,
+            ))
+            .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert_eq!(Index::read(&path).unwrap().get("a"), Some(&json!("x")));
+    }
+
+    #[test]
+    fn the_index_skips_torn_lines_and_keeps_the_latest_reason() {
+        let log = b"{\"call_id\":\"a\",\"reason\":\"first\"}\nnot json\n\n{\"call_id\":\"a\",\"reason\":\"second\"}\n{\"call_id\":null,\"reason\":\"x\"}\n{\"call_id\":\"b\",\"rea";
+        let mut index = Index::default();
+        index.add(&log[..]).unwrap();
+        assert_eq!(index.get("a"), Some(&json!("second")));
+        assert_eq!(index.get("b"), None);
+        assert_eq!(index.skipped, 3);
+    }
+
+    #[test]
+    fn a_call_without_a_reason_takes_the_logged_one() {
+        let mut index = Index::default();
+        index
+            .add(&b"{\"call_id\":\"t1\",\"reason\":\"Look\"}\n{\"call_id\":\"t2\",\"reason\":\" \"}\n{\"call_id\":\"t3\",\"reason\":7}\n"[..])
+            .unwrap();
+        let record = |id: &str, status: Status| CallRecord {
+            source: "s".into(),
+            line: 1,
+            format: crate::formats::Format::ClaudeCode,
+            session: None,
+            timestamp: None,
+            call_id: Some(id.into()),
+            tool: "Bash".into(),
+            reason: None,
+            status,
+            reason_from: ReasonFrom::Call,
+            arguments: None,
+        };
+        let joined = |id: &str, status: Status| {
+            let mut record = record(id, status);
+            index.join(&mut record);
+            (record.status, record.reason, record.reason_from)
+        };
+        assert_eq!(
+            joined("t1", Status::Missing),
+            (Status::Present, Some("Look".into()), ReasonFrom::Log)
+        );
+        assert_eq!(
+            joined("t2", Status::Missing),
+            (Status::Blank, Some(" ".into()), ReasonFrom::Log)
+        );
+        assert_eq!(
+            joined("t3", Status::Missing),
+            (Status::Invalid, None, ReasonFrom::Log)
+        );
+        assert_eq!(
+            joined("t9", Status::Missing),
+            (Status::Missing, None, ReasonFrom::Call)
+        );
+        // A call that carries a reason of its own, or cannot carry one, keeps what it has.
+        for status in [Status::Blank, Status::Declared, Status::Freeform] {
+            assert_eq!(joined("t1", status), (status, None, ReasonFrom::Call));
+        }
+    }
+
+    #[test]
+    fn find_from_end_finds_the_latest_record_across_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let writer = Writer::open(&path).unwrap();
+        for n in 0..20_000 {
+            let reason = json!(format!("reason {n} {}", "x".repeat(n % 50)));
+            let id = format!("toolu_{}", n % 5000);
+            writer
+                .append(&Record::now(Via::Gateway, taken("Bash", &id, reason), None))
+                .unwrap();
+        }
+        assert!(fs::metadata(&path).unwrap().len() > 3 * 64 * 1024);
+        let found = find_from_end(&path, "toolu_7").unwrap();
+        assert_eq!(
+            found,
+            Some(json!(format!("reason 15007 {}", "x".repeat(7))))
+        );
+        // An id whose quoted form only appears inside another field is no match.
+        assert_eq!(find_from_end(&path, "Bash").unwrap(), None);
+        assert_eq!(find_from_end(&path, "toolu_missing").unwrap(), None);
+    }
+
+    #[test]
+    fn find_from_end_reads_a_first_line_that_spans_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let long = "y".repeat(200 * 1024);
+        let writer = Writer::open(&path).unwrap();
+        writer
+            .append(&Record::now(
+                Via::Gateway,
+                taken("Bash", "first", json!(long)),
+                None,
+            ))
+            .unwrap();
+        writer
+            .append(&Record::now(
+                Via::Gateway,
+                taken("Bash", "second", json!("b")),
+                None,
+            ))
+            .unwrap();
+        assert_eq!(find_from_end(&path, "first").unwrap(), Some(json!(long)));
+    }
+}

@@ -1,0 +1,593 @@
+//! `reasons gateway` between a client and a scripted Messages API on loopback.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::upstream::{
+    bash_tool, message_events, messages_request, request, sse, Answer, Upstream,
+};
+use crate::util::{arg, read_reasons_log, reasons};
+
+/// A running gateway; killed when dropped.
+pub struct Gateway {
+    child: Child,
+    pub address: SocketAddr,
+    pub log: PathBuf,
+    stderr: Arc<Mutex<String>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Gateway {
+    pub fn start(upstream: &str, extra: &[&str]) -> Gateway {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let log = dir.path().join("reasons.jsonl");
+        let mut gateway = Gateway::start_logging_to(upstream, &log, extra);
+        gateway._dir = Some(dir);
+        gateway
+    }
+
+    pub fn start_logging_to(upstream: &str, log: &Path, extra: &[&str]) -> Gateway {
+        let mut child = reasons()
+            .args(["gateway", "--listen", "127.0.0.1:0", "--upstream", upstream])
+            .args(["--reasons-log", arg(log)])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("reasons gateway starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        // The gateway says where it listens once its port is open; warnings may come first.
+        let mut before = String::new();
+        let address = loop {
+            let mut line = String::new();
+            let read = stderr
+                .read_line(&mut line)
+                .expect("the gateway writes on stderr");
+            assert!(read > 0, "the gateway ended before listening: {before}");
+            let address = line
+                .split("listening on http://")
+                .nth(1)
+                .and_then(|rest| rest.split(',').next())
+                .and_then(|address| address.parse().ok());
+            match address {
+                Some(address) => break address,
+                None => before.push_str(&line),
+            }
+        };
+        let collected = Arc::new(Mutex::new(before));
+        {
+            let collected = Arc::clone(&collected);
+            thread::spawn(move || {
+                let mut line = String::new();
+                while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    collected.lock().unwrap().push_str(&line);
+                    line.clear();
+                }
+            });
+        }
+        Gateway {
+            child,
+            address,
+            log: log.to_owned(),
+            stderr: collected,
+            _dir: None,
+        }
+    }
+
+    /// What the gateway wrote on stderr after its first line, once `expected` is among it (or
+    /// after a few seconds).
+    pub fn stderr_once(&self, expected: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = self.stderr.lock().unwrap().clone();
+            if text.contains(expected) || Instant::now() > deadline {
+                return text;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn post(&self, path: &str, body: &[u8]) -> crate::upstream::Reply {
+        request(
+            self.address,
+            "POST",
+            path,
+            &[("content-type", "application/json"), ("x-api-key", SECRET)],
+            body,
+        )
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The credential every test sends: it must reach the upstream and nothing else.
+pub const SECRET: &str = "sk-ant-test-0123456789-secret";
+
+const REASON: &str = "Find the config file the user asked about";
+
+/// A model that calls Bash with a reason, then answers in text once it sees the result.
+fn bash_model(request: &Value) -> Vec<Value> {
+    let has_result = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|message| message.to_string().contains("tool_result"));
+    if has_result {
+        vec![json!({"type": "text", "text": "It is in config/app.yml."})]
+    } else {
+        vec![
+            json!({"type": "text", "text": "Let me look for it."}),
+            json!({"type": "tool_use", "id": "toolu_01", "name": "Bash",
+                "input": {"command": "find . -name '*.yml'", "reason": REASON}}),
+        ]
+    }
+}
+
+fn assert_declares_reason(received: &Value) {
+    let tool = &received["tools"][0];
+    assert_eq!(
+        tool["input_schema"]["properties"]["reason"]["type"],
+        "string"
+    );
+    assert_eq!(tool["input_schema"]["required"], json!(["command"]));
+}
+
+fn assert_logged(gateway: &Gateway, call_id: &str) {
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [json!({"via": "gateway", "tool": "Bash", "call_id": call_id, "reason": REASON})]
+    );
+}
+
+#[test]
+fn a_plain_answer_loses_the_reason_that_goes_to_the_log() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    assert_eq!(reply.status, 200);
+    let answer = reply.json();
+    assert_eq!(
+        answer["content"][1]["input"],
+        json!({"command": "find . -name '*.yml'"})
+    );
+    assert_eq!(answer["content"][0]["text"], "Let me look for it.");
+    assert_declares_reason(&upstream.received()[0].json());
+    assert_logged(&gateway, "toolu_01");
+    assert!(gateway
+        .stderr_once(REASON)
+        .contains(&format!("Bash: {REASON}\n")));
+}
+
+#[test]
+fn the_log_names_the_session_the_agent_names() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let mut body: Value = serde_json::from_slice(&messages_request(&[bash_tool()], true)).unwrap();
+    body["metadata"] = json!({"user_id": json!({"device_id": "d", "session_id": "from-body"})
+        .to_string()});
+    gateway.post("/v1/messages", body.to_string().as_bytes());
+    request(
+        gateway.address,
+        "POST",
+        "/v1/messages",
+        &[("X-Claude-Code-Session-Id", "from-header")],
+        body.to_string().as_bytes(),
+    );
+    let sessions: Vec<Value> = read_reasons_log(&gateway.log)
+        .into_iter()
+        .map(|record| record["session"].clone())
+        .collect();
+    assert_eq!(sessions, [json!("from-body"), json!("from-header")]);
+}
+
+#[test]
+fn a_streamed_answer_holds_back_only_the_calls_fragments() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = gateway.post(
+        "/v1/messages?beta=true",
+        &messages_request(&[bash_tool()], true),
+    );
+    assert_eq!(reply.status, 200);
+    assert!(reply
+        .header("content-type")
+        .is_some_and(|kind| kind.starts_with("text/event-stream")));
+    let events = reply.events();
+    let expected = message_events(&[
+        json!({"type": "text", "text": "Let me look for it."}),
+        json!({"type": "tool_use", "id": "toolu_01", "name": "Bash",
+            "input": {"command": "find . -name '*.yml'"}}),
+    ]);
+    let fragments: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["delta"]["type"] == "input_json_delta")
+        .collect();
+    assert_eq!(fragments.len(), 1, "one fragment holds the whole input");
+    assert_eq!(
+        fragments[0]["delta"]["partial_json"],
+        json!({"command": "find . -name '*.yml'"}).to_string()
+    );
+    // Every other event is the upstream's, in its order.
+    let others: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["delta"]["type"] != "input_json_delta")
+        .collect();
+    let expected: Vec<Value> = expected
+        .iter()
+        .map(|event| {
+            let text = String::from_utf8_lossy(event);
+            serde_json::from_str(text.lines().nth(1).unwrap().strip_prefix("data: ").unwrap())
+                .unwrap()
+        })
+        .filter(|event: &Value| event["delta"]["type"] != "input_json_delta")
+        .collect();
+    assert_eq!(others, expected.iter().collect::<Vec<_>>());
+    assert_declares_reason(&upstream.received()[0].json());
+    assert_logged(&gateway, "toolu_01");
+}
+
+#[test]
+fn no_strip_leaves_the_call_and_still_logs_the_reason() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &["--no-strip"]);
+    for stream in [false, true] {
+        let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], stream));
+        let text = String::from_utf8_lossy(&reply.body).into_owned();
+        assert!(text.contains("reason"), "{text}");
+    }
+    assert_eq!(read_reasons_log(&gateway.log).len(), 2);
+}
+
+#[test]
+fn count_tokens_sees_the_same_augmented_tools() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let body = messages_request(&[bash_tool()], false);
+    gateway.post("/v1/messages", &body);
+    let reply = gateway.post("/v1/messages/count_tokens?beta=true", &body);
+    assert_eq!(reply.json(), json!({"input_tokens": 42}));
+    let received = upstream.received();
+    assert_eq!(received[1].path, "/v1/messages/count_tokens?beta=true");
+    assert_eq!(received[0].json()["tools"], received[1].json()["tools"]);
+}
+
+#[test]
+fn the_same_request_is_augmented_to_the_same_bytes() {
+    let upstream = Upstream::messages(|_| vec![json!({"type": "text", "text": "ok"})]);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let body = messages_request(
+        &[
+            bash_tool(),
+            json!({"name": "Read", "input_schema":
+        {"type": "object", "properties": {"file_path": {"type": "string"}}},
+        "cache_control": {"type": "ephemeral"}}),
+        ],
+        false,
+    );
+    for _ in 0..3 {
+        gateway.post("/v1/messages", &body);
+    }
+    let received = upstream.received();
+    assert_ne!(received[0].body, body);
+    assert!(received
+        .iter()
+        .all(|request| request.body == received[0].body));
+}
+
+#[test]
+fn tools_with_their_own_reason_and_server_tools_are_left_alone() {
+    let own = json!({"name": "Explain", "input_schema": {"type": "object",
+        "properties": {"reason": {"type": "string", "description": "the tool's own"}}}});
+    let server = json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 3});
+    let upstream = Upstream::messages(|_| {
+        vec![
+            json!({"type": "tool_use", "id": "toolu_9", "name": "Explain",
+            "input": {"reason": "kept: it is the tool's own"}}),
+        ]
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let body = messages_request(&[own, server], false);
+    let reply = gateway.post("/v1/messages", &body);
+    assert_eq!(
+        upstream.received()[0].body,
+        body,
+        "the request went on as it came"
+    );
+    assert_eq!(
+        reply.json()["content"][0]["input"]["reason"],
+        "kept: it is the tool's own"
+    );
+    assert!(!gateway.log.exists() || read_reasons_log(&gateway.log).is_empty());
+}
+
+#[test]
+fn other_requests_and_their_headers_pass_untouched() {
+    let upstream = Upstream::start(|request| {
+        Answer::Json(200, json!({"path": request.path, "method": request.method}))
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = request(
+        gateway.address,
+        "GET",
+        "/v1/models?limit=5",
+        &[("x-api-key", SECRET), ("anthropic-version", "2023-06-01")],
+        b"",
+    );
+    assert_eq!(
+        reply.json(),
+        json!({"path": "/v1/models?limit=5", "method": "GET"})
+    );
+    let body = b"{\"model\":\"m\",\"messages\":[]}";
+    gateway.post("/v1/messages", body);
+    let received = upstream.received();
+    assert_eq!(received[0].header("x-api-key"), Some(SECRET));
+    assert_eq!(received[0].header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(received[1].body, body);
+    assert_eq!(received[1].header("x-api-key"), Some(SECRET));
+}
+
+#[test]
+fn bodies_that_are_not_json_or_hold_no_tool_array_go_on_as_they_came() {
+    let upstream = Upstream::start(|_| {
+        Answer::Json(
+            400,
+            json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": "bad body"}}),
+        )
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    for body in [&b"{not json"[..], b"{\"tools\":{\"a\":1}}", b"[]", b""] {
+        let reply = gateway.post("/v1/messages", body);
+        assert_eq!(reply.status, 400);
+        assert_eq!(reply.json()["error"]["message"], "bad body");
+    }
+    let received = upstream.received();
+    assert_eq!(received[0].body, b"{not json");
+    assert_eq!(received[1].body, b"{\"tools\":{\"a\":1}}");
+    assert!(gateway
+        .stderr_once("not an array")
+        .contains("/v1/messages: the request's `tools` is not an array; forwarded as it came"));
+}
+
+#[test]
+fn error_answers_pass_through_untouched() {
+    let error = json!({"type": "error", "error": {"type": "overloaded_error",
+        "message": "Overloaded"}});
+    let answer = error.clone();
+    let upstream = Upstream::start(move |_| Answer::Json(529, answer.clone()));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], true));
+    assert_eq!(reply.status, 529);
+    assert_eq!(reply.json(), error);
+}
+
+#[test]
+fn an_unreachable_upstream_is_a_502_in_anthropics_envelope_and_the_gateway_keeps_serving() {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let gateway = Gateway::start(&format!("http://{closed}"), &[]);
+    for _ in 0..2 {
+        let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+        assert_eq!(reply.status, 502);
+        let error = reply.json();
+        assert_eq!(error["type"], "error");
+        assert_eq!(error["error"]["type"], "api_error");
+        assert!(error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("reasons gateway: cannot reach the upstream"));
+    }
+    let stderr = gateway.stderr_once("cannot reach");
+    assert!(
+        stderr.contains("reasons: /v1/messages: cannot reach the upstream"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(SECRET));
+}
+
+#[test]
+fn a_stream_cut_midway_sends_what_came_and_the_gateway_keeps_serving() {
+    let content = [
+        json!({"type": "tool_use", "id": "toolu_cut", "name": "Bash",
+        "input": {"command": "make", "reason": REASON}}),
+    ];
+    let mut events = message_events(&content);
+    // Cut in the middle of the call's input.
+    events.truncate(5);
+    let partial = events.clone();
+    let upstream = Upstream::start(move |request| {
+        if request.json()["stream"] == true {
+            Answer::CutAfter(partial.clone())
+        } else {
+            Answer::Json(200, json!({"content": []}))
+        }
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], true));
+    // Whatever arrived went on, the held fragments too: nothing is lost. And the agent sees the
+    // stream break off, as it would have without the gateway.
+    assert_eq!(
+        String::from_utf8_lossy(&reply.body),
+        String::from_utf8_lossy(&events.concat())
+    );
+    assert!(!reply.complete);
+    let next = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    assert_eq!(next.status, 200);
+}
+
+#[test]
+fn a_client_that_goes_away_mid_stream_leaves_the_gateway_serving() {
+    let slow: Vec<Vec<u8>> = (0..200)
+        .map(|n| sse("ping", &json!({"type": "ping", "n": n})))
+        .collect();
+    let upstream = Upstream::start(move |request| {
+        if request.json()["stream"] == true {
+            Answer::Events(slow.clone())
+        } else {
+            Answer::Json(200, json!({"content": []}))
+        }
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    for _ in 0..5 {
+        let mut stream = TcpStream::connect(gateway.address).unwrap();
+        let body = messages_request(&[bash_tool()], true);
+        write!(
+            stream,
+            "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        )
+        .unwrap();
+        stream.write_all(&body).unwrap();
+        let mut first = [0; 64];
+        let _ = stream.read(&mut first);
+        drop(stream);
+    }
+    let next = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    assert_eq!(next.status, 200);
+}
+
+#[test]
+fn an_unwritable_reasons_log_warns_once_and_calls_still_go_through() {
+    let upstream = Upstream::messages(bash_model);
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_folder = dir.path().join("file");
+    std::fs::write(&not_a_folder, "").unwrap();
+    let gateway = Gateway::start_logging_to(&upstream.url(), &not_a_folder.join("r.jsonl"), &[]);
+    for _ in 0..3 {
+        let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+        assert_eq!(
+            reply.json()["content"][1]["input"],
+            json!({"command": "find . -name '*.yml'"})
+        );
+    }
+    let stderr = gateway.stderr_once(REASON);
+    assert_eq!(stderr.matches("reasons log").count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("reasons: cannot open the reasons log "),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches(&format!("Bash: {REASON}")).count(),
+        3,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn sixty_four_concurrent_streams_each_get_their_own_answer() {
+    let upstream = Upstream::messages(|request| {
+        let n = request["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        vec![
+            json!({"type": "tool_use", "id": format!("toolu_{n}"), "name": "Bash",
+            "input": {"command": format!("echo {n}"), "reason": format!("Because {n}")}}),
+        ]
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let address = gateway.address;
+    let threads: Vec<_> = (0..64)
+        .map(|n| {
+            thread::spawn(move || {
+                let body = json!({"model": "m", "stream": true, "max_tokens": 10,
+                    "messages": [{"role": "user", "content": n.to_string()}],
+                    "tools": [bash_tool()]});
+                let reply = request(
+                    address,
+                    "POST",
+                    "/v1/messages",
+                    &[],
+                    body.to_string().as_bytes(),
+                );
+                let input: String = reply
+                    .events()
+                    .iter()
+                    .filter_map(|event| event["delta"]["partial_json"].as_str().map(str::to_owned))
+                    .collect();
+                assert_eq!(input, json!({"command": format!("echo {n}")}).to_string());
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("every stream is answered");
+    }
+    let mut logged: Vec<(String, String)> = read_reasons_log(&gateway.log)
+        .into_iter()
+        .map(|record| {
+            (
+                record["call_id"].as_str().unwrap().to_owned(),
+                record["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    logged.sort();
+    let mut expected: Vec<(String, String)> = (0..64)
+        .map(|n| (format!("toolu_{n}"), format!("Because {n}")))
+        .collect();
+    expected.sort();
+    assert_eq!(logged, expected);
+}
+
+#[test]
+fn credentials_never_reach_the_log_or_stderr() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    gateway.post("/v1/messages", &messages_request(&[bash_tool()], true));
+    request(
+        gateway.address,
+        "POST",
+        "/v1/messages",
+        &[("authorization", &format!("Bearer {SECRET}"))],
+        &messages_request(&[bash_tool()], false),
+    );
+    let stderr = gateway.stderr_once(REASON);
+    assert!(!stderr.contains(SECRET));
+    assert!(!std::fs::read_to_string(&gateway.log)
+        .unwrap()
+        .contains(SECRET));
+    assert_eq!(
+        upstream.received()[1].header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
+}
+
+#[test]
+fn an_upstream_that_answers_no_http_is_a_502() {
+    let upstream = Upstream::start(|_| Answer::Raw(b"SSH-2.0-OpenSSH\r\n".to_vec()));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    assert_eq!(reply.status, 502);
+    assert_eq!(reply.json()["type"], "error");
+}
+
+#[test]
+fn malformed_events_pass_as_they_came() {
+    let mut events = message_events(&[json!({"type": "tool_use", "id": "toolu_m",
+        "name": "Bash", "input": {"command": "ls", "reason": REASON}})]);
+    events.insert(2, b"event: content_block_delta\ndata: {oops\n\n".to_vec());
+    events.insert(3, b"data: \xff\xfe\n\n".to_vec());
+    let sent = events.clone();
+    let upstream = Upstream::start(move |_| Answer::Events(sent.clone()));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], true));
+    assert!(reply.complete);
+    let passed = b"data: {oops\n\ndata: \xff\xfe";
+    assert!(reply.body.windows(passed.len()).any(|w| w == passed));
+    assert_logged(&gateway, "toolu_m");
+}

@@ -1,0 +1,412 @@
+//! A scripted model API on loopback, for the gateway's tests: it records every request it gets
+//! and answers each from a script, like the Messages API does (plain JSON, or server-sent events
+//! when the request asks for a stream). Also a small HTTP/1.1 client to talk to either.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// One request as the upstream received it.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub method: String,
+    pub path: String,
+    /// Header names lower-cased, in the order they came.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find_map(|(key, value)| (key == name).then_some(value.as_str()))
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("a JSON request body")
+    }
+}
+
+/// What the upstream does with one request.
+pub enum Answer {
+    /// A complete answer with this status and JSON body.
+    Json(u16, Value),
+    /// A stream of server-sent events, each written (and flushed) on its own.
+    Events(Vec<Vec<u8>>),
+    /// These bytes as the whole answer, headers included, and the connection closed.
+    Raw(Vec<u8>),
+    /// Stream these events, then drop the connection without ending the stream.
+    CutAfter(Vec<Vec<u8>>),
+}
+
+type Script = dyn Fn(&Received) -> Answer + Send + Sync;
+
+/// The scripted upstream. It stops when dropped.
+pub struct Upstream {
+    pub address: SocketAddr,
+    received: Arc<Mutex<Vec<Received>>>,
+    stopped: Arc<AtomicBool>,
+}
+
+impl Upstream {
+    pub fn start(script: impl Fn(&Received) -> Answer + Send + Sync + 'static) -> Upstream {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let address = listener.local_addr().expect("its address");
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let stopped = Arc::new(AtomicBool::new(false));
+        let script: Arc<Script> = Arc::new(script);
+        {
+            let received = Arc::clone(&received);
+            let stopped = Arc::clone(&stopped);
+            thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stopped.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let received = Arc::clone(&received);
+                    let script = Arc::clone(&script);
+                    thread::spawn(move || serve(stream, &received, &*script));
+                }
+            });
+        }
+        Upstream {
+            address,
+            received,
+            stopped,
+        }
+    }
+
+    /// A Messages API whose answers `model` decides from each request.
+    pub fn messages(model: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> Upstream {
+        Upstream::start(move |request| {
+            let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+            if request.path.contains("count_tokens") {
+                return Answer::Json(200, json!({"input_tokens": 42}));
+            }
+            let content = model(&body);
+            if body["stream"] == true {
+                Answer::Events(message_events(&content))
+            } else {
+                Answer::Json(200, message(&content))
+            }
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        // Wakes the accepting thread so that it sees it is stopped.
+        let _ = TcpStream::connect(self.address);
+    }
+}
+
+fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, script: &Script) {
+    let mut reader = BufReader::new(stream.try_clone().expect("a second handle"));
+    let mut writer = stream;
+    while let Some(request) = read_request(&mut reader) {
+        received.lock().unwrap().push(request.clone());
+        let keep_open = match script(&request) {
+            Answer::Json(status, body) => {
+                let body = body.to_string();
+                let head = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nrequest-id: req_test\r\n\r\n",
+                    body.len()
+                );
+                writer.write_all(head.as_bytes()).is_ok()
+                    && writer.write_all(body.as_bytes()).is_ok()
+            }
+            Answer::Events(events) => write_events(&mut writer, &events, true),
+            Answer::CutAfter(events) => {
+                write_events(&mut writer, &events, false);
+                false
+            }
+            Answer::Raw(bytes) => {
+                let _ = writer.write_all(&bytes);
+                false
+            }
+        };
+        if !keep_open {
+            let _ = writer.shutdown(Shutdown::Both);
+            return;
+        }
+    }
+}
+
+/// Writes a chunked event stream, one chunk per event; ends it when `complete`.
+fn write_events(writer: &mut TcpStream, events: &[Vec<u8>], complete: bool) -> bool {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
+    if writer.write_all(head.as_bytes()).is_err() {
+        return false;
+    }
+    for event in events {
+        let chunk = [format!("{:x}\r\n", event.len()).as_bytes(), event, b"\r\n"].concat();
+        if writer
+            .write_all(&chunk)
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
+            return false;
+        }
+    }
+    complete && writer.write_all(b"0\r\n\r\n").is_ok()
+}
+
+fn read_request(reader: &mut impl BufRead) -> Option<Received> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let headers = read_headers(reader)?;
+    let body = read_body(reader, &headers)?;
+    Some(Received {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+fn read_headers(reader: &mut impl BufRead) -> Option<Vec<(String, String)>> {
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            return Some(headers);
+        }
+        let (name, value) = line.split_once(':')?;
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
+}
+
+fn read_body(reader: &mut impl BufRead, headers: &[(String, String)]) -> Option<Vec<u8>> {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find_map(|(key, value)| (key == name).then_some(value.as_str()))
+    };
+    if header("transfer-encoding").is_some_and(|value| value.contains("chunked")) {
+        let mut body = Vec::new();
+        return read_chunks(reader, &mut body).map(|()| body);
+    }
+    let length: usize = header("content-length").map_or(Some(0), |value| value.parse().ok())?;
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+/// Reads a chunked body into `body`; `None` when it breaks off before its last chunk, with what
+/// did arrive in `body`.
+fn read_chunks(reader: &mut impl BufRead, body: &mut Vec<u8>) -> Option<()> {
+    loop {
+        let mut size = String::new();
+        reader.read_line(&mut size).ok()?;
+        let size = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
+        let mut chunk = vec![0; size + 2];
+        reader.read_exact(&mut chunk).ok()?;
+        if size == 0 {
+            return Some(());
+        }
+        body.extend_from_slice(&chunk[..size]);
+    }
+}
+
+/// A complete Messages API answer holding these content blocks.
+pub fn message(content: &[Value]) -> Value {
+    let uses_tool = content.iter().any(|block| block["type"] == "tool_use");
+    json!({
+        "id": "msg_test", "type": "message", "role": "assistant", "model": "scripted",
+        "content": content,
+        "stop_reason": if uses_tool { "tool_use" } else { "end_turn" },
+        "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 5}
+    })
+}
+
+pub fn sse(name: &str, data: &Value) -> Vec<u8> {
+    format!("event: {name}\ndata: {data}\n\n").into_bytes()
+}
+
+/// The Messages API's event stream for these content blocks: text in a few deltas, a tool's
+/// input in fragments of 7 bytes, as the API cuts them anywhere.
+pub fn message_events(content: &[Value]) -> Vec<Vec<u8>> {
+    let mut start = message(&[]);
+    start["stop_reason"] = Value::Null;
+    let mut events = vec![sse(
+        "message_start",
+        &json!({"type": "message_start", "message": start}),
+    )];
+    for (index, block) in content.iter().enumerate() {
+        let mut opened = block.clone();
+        let deltas: Vec<Value> = match block["type"].as_str() {
+            Some("text") => {
+                opened["text"] = json!("");
+                let text = block["text"].as_str().unwrap_or_default();
+                let words: Vec<&str> = text.split_inclusive(' ').collect();
+                words
+                    .iter()
+                    .map(|word| json!({"type": "text_delta", "text": word}))
+                    .collect()
+            }
+            Some("tool_use") => {
+                opened["input"] = json!({});
+                let input = block["input"].to_string();
+                let bytes: Vec<char> = input.chars().collect();
+                bytes
+                    .chunks(7)
+                    .map(|piece| {
+                        json!({"type": "input_json_delta",
+                            "partial_json": piece.iter().collect::<String>()})
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        events.push(sse(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": opened}),
+        ));
+        for delta in deltas {
+            events.push(sse(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        events.push(sse(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    let uses_tool = content.iter().any(|block| block["type"] == "tool_use");
+    events.push(sse(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason":
+            if uses_tool { "tool_use" } else { "end_turn" }, "stop_sequence": null},
+            "usage": {"output_tokens": 5}}),
+    ));
+    events.push(sse("message_stop", &json!({"type": "message_stop"})));
+    events
+}
+
+/// An answer as a client saw it.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Whether the body ended as it should, rather than breaking off.
+    pub complete: bool,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find_map(|(key, value)| (key == name).then_some(value.as_str()))
+    }
+
+    /// The data of each server-sent event, parsed.
+    pub fn events(&self) -> Vec<Value> {
+        String::from_utf8_lossy(&self.body)
+            .split("\n\n")
+            .filter_map(|event| {
+                let data = event.lines().find_map(|line| line.strip_prefix("data: "))?;
+                Some(serde_json::from_str(data).expect("JSON event data"))
+            })
+            .collect()
+    }
+}
+
+/// Sends one request (HTTP/1.1, connection closed after it) and reads the whole answer.
+pub fn request(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut stream = TcpStream::connect(address).expect("the server accepts");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("a timeout");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream
+        .write_all(head.as_bytes())
+        .expect("the request is sent");
+    stream.write_all(body).expect("the body is sent");
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).expect("a status line");
+    let status = status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {status:?}"));
+    let headers = read_headers(&mut reader).expect("headers");
+    let chunked = headers
+        .iter()
+        .any(|(name, value)| name == "transfer-encoding" && value.contains("chunked"));
+    let mut body = Vec::new();
+    let complete = if chunked {
+        read_chunks(&mut reader, &mut body).is_some()
+    } else {
+        reader.read_to_end(&mut body).is_ok()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+        complete,
+    }
+}
+
+/// A Messages API request body with these tools, asking for a stream or not.
+pub fn messages_request(tools: &[Value], stream: bool) -> Vec<u8> {
+    json!({
+        "model": "claude-test", "max_tokens": 1024, "stream": stream,
+        "messages": [{"role": "user", "content": "Where is the config?"}],
+        "tools": tools,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+pub fn bash_tool() -> Value {
+    json!({"name": "Bash", "description": "Run a command",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
+        "required": ["command"]}})
+}
