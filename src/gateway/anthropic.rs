@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
-use super::{EventRewriter, Output};
 use crate::layer::{strip_noting, TakenReason, ToolNames, REASON_PARAM};
 
 /// The session a request's `metadata.user_id` names. Claude Code writes

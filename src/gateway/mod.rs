@@ -26,7 +26,11 @@
 
 mod anthropic;
 mod request;
+mod rewrite;
 pub mod sse;
+
+use rewrite::EventRewriter;
+pub use rewrite::Output;
 
 use std::sync::Arc;
 
@@ -146,24 +150,6 @@ pub struct Answer {
     pub body: Option<Vec<u8>>,
     /// The reasons taken off its calls (also with `--no-strip`, where the calls keep them).
     pub reasons: Vec<TakenReason>,
-}
-
-/// What a piece of a stream gives to send on.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Output {
-    /// The bytes to send, in order.
-    pub bytes: Vec<u8>,
-    /// The reasons taken off the calls these bytes complete. Log them before sending the bytes:
-    /// a hook that runs when the agent receives a call looks for its reason.
-    pub reasons: Vec<TakenReason>,
-}
-
-/// Rewrites one API's stream, an event at a time.
-trait EventRewriter: Send {
-    /// One complete event, as the bytes it came as.
-    fn event(&mut self, event: &[u8], out: &mut Output);
-    /// The stream ended: whatever is held back goes out as it came.
-    fn end(&mut self, out: &mut Output);
 }
 
 /// An answer streaming as server-sent events, rewritten as its bytes arrive.
