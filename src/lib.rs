@@ -93,7 +93,7 @@ pub mod gateway;
 mod json;
 
 /// The private JSON parser, held against serde_json by the `json` fuzz target.
-#[cfg(fuzzing)]
+#[cfg(any(fuzzing, feature = "fuzzing"))]
 #[doc(hidden)]
 pub use json::differential as fuzz_json;
 pub mod layer;

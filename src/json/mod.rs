@@ -659,8 +659,9 @@ impl<'p> Object<'p> {
 }
 
 /// The parser against serde_json, for the differential fuzz target (`fuzz/fuzz_targets/json.rs`):
-/// built only under `cfg(fuzzing)`, so the parser stays private to the crate everywhere else.
-#[cfg(fuzzing)]
+/// built only for the fuzz targets (`cfg(fuzzing)`, or the `fuzzing` feature their crate turns on
+/// so that `cargo check` sees it too), so the parser stays private to the crate everywhere else.
+#[cfg(any(fuzzing, feature = "fuzzing"))]
 pub mod differential {
     use serde_json::Value;
 

@@ -49,10 +49,16 @@ const _: () = {
         while shape < SHAPES.len() {
             if SHAPES[shape].format as usize == Format::ALL[format] as usize {
                 shapes += 1;
-                assert!(
-                    !SHAPES[shape].tokens.is_empty() && !SHAPES[shape].tokens[0].is_empty(),
-                    "a shape without prefilter tokens"
-                );
+                let groups = SHAPES[shape].tokens;
+                assert!(!groups.is_empty(), "a shape without prefilter tokens");
+                let mut group = 0;
+                while group < groups.len() {
+                    assert!(
+                        !groups[group].is_empty(),
+                        "an empty group of prefilter tokens"
+                    );
+                    group += 1;
+                }
             }
             shape += 1;
         }
