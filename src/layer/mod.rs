@@ -6,7 +6,9 @@
 //!
 //! - [`Listing`] augments a catalogue (one or several pages of it) and works out which tool names
 //!   the layer is responsible for;
-//! - [`strip_call`] removes the reason from one call, against such a set of names.
+//! - [`strip_call`] removes the reason from one call, against such a set of names;
+//! - [`wire`] applies both to the bodies of a model API's requests and answers (Anthropic
+//!   Messages, OpenAI Chat and Responses, Gemini), for a gateway between an agent and its model.
 //!
 //! Nothing here decides anything on what a reason says: it is a claim by the model, for a human.
 
@@ -19,6 +21,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{json, Map, Value};
 
 use crate::envelope::{gemini_group, Envelope};
+
+pub mod wire;
 
 /// The name of the parameter the layer adds to every declaration it can read.
 pub const REASON_PARAM: &str = "reason";
