@@ -112,13 +112,11 @@ impl Envelope {
     /// Recognises the envelope of a tool call.
     pub fn of_call(call: &Value) -> Option<Envelope> {
         let object = call.as_object()?;
-        if object.get("function").is_some_and(Value::is_object)
-            || object.get("functionCall").is_some_and(Value::is_object)
-        {
-            return Some(match object.contains_key("function") {
-                true => Envelope::OpenAiFunction,
-                false => Envelope::Gemini,
-            });
+        if object.get("function").is_some_and(Value::is_object) {
+            return Some(Envelope::OpenAiFunction);
+        }
+        if object.get("functionCall").is_some_and(Value::is_object) {
+            return Some(Envelope::Gemini);
         }
         match object.get("type").and_then(Value::as_str) {
             Some("function_call") => return Some(Envelope::Responses),

@@ -207,3 +207,13 @@ fn function_call_that_is_not_an_object_is_no_call() {
     let value: Value = part.clone();
     assert_same_bytes(&strip_call(value, &tracked(&["ls"])).call, &part);
 }
+
+#[test]
+fn part_beside_a_stray_function_key_that_is_no_object_is_still_a_gemini_call() {
+    let part = json!({ "function": "x", "functionCall": { "name": "ls",
+        "args": { "reason": "r", "a": 1 } } });
+    assert_eq!(Envelope::of_call(&part), Some(Envelope::Gemini));
+    let stripped = strip_call(part, &tracked(&["ls"]));
+    assert_eq!(stripped.reason, Some(json!("r")));
+    assert_eq!(stripped.call["functionCall"]["args"], json!({ "a": 1 }));
+}
