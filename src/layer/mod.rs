@@ -243,6 +243,18 @@ pub fn strip_call(mut call: Value, tracked: &ToolNames) -> Stripped {
     Stripped { call, reason }
 }
 
+/// Takes the reason out of a call's complete arguments as a model writes them, JSON text: the
+/// reason, and the arguments without it (compact, keys in order). `None` when the text is no
+/// JSON object or holds no reason. A stream's fragments, once joined, come here.
+pub fn strip_arguments_text(arguments: &str) -> Option<(Value, String)> {
+    let mut arguments = Value::from(arguments);
+    let reason = take_reason(&mut arguments)?;
+    match arguments {
+        Value::String(stripped) => Some((reason, stripped)),
+        _ => None,
+    }
+}
+
 /// Takes the reason out of arguments that carry one, leaving everything else as it was.
 fn take_reason(arguments: &mut Value) -> Option<Value> {
     match arguments {
