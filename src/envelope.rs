@@ -48,6 +48,38 @@ pub enum Envelope {
     Mcp,
     /// Anthropic Messages: `{"name","input_schema"}`; calls `{"type":"tool_use","id","name","input"}`.
     Anthropic,
+    /// Gemini: the entries of a tool's `functionDeclarations`, `{"name","parameters"}` (an
+    /// OpenAPI-style schema) or `{"name","parametersJsonSchema"}`; calls are `functionCall`
+    /// parts, `{"functionCall":{"name","args","id"?}}`, or the bare `functionCall` object.
+    ///
+    /// A bare object is taken for a call only when it holds nothing but `name`, `args` and `id`:
+    /// a Gemini CLI session records its calls as `{"id","name","args","result",…}`, and history
+    /// is not a call on its way to a tool.
+    Gemini,
+}
+
+/// The keys under which a Gemini declaration may keep its schema (its JSON name, and the proto
+/// field name the API accepts too). A declaration holds exactly one of them.
+const GEMINI_SCHEMA_KEYS: [&str; 3] = [
+    "parametersJsonSchema",
+    "parameters_json_schema",
+    "parameters",
+];
+
+/// The keys a bare Gemini `functionCall` object may hold.
+const GEMINI_CALL_KEYS: [&str; 3] = ["name", "args", "id"];
+
+/// The keys under which a Gemini tool groups its function declarations.
+pub const GEMINI_GROUP_KEYS: [&str; 2] = ["functionDeclarations", "function_declarations"];
+
+/// The function declarations of a Gemini tool (`{"functionDeclarations":[…]}`), when `tool` is
+/// one: the key they sit under, and the array. Other tools (`googleSearch`, `codeExecution`, …)
+/// hold none.
+pub fn gemini_group(tool: &Value) -> Option<(&'static str, &Vec<Value>)> {
+    let object = tool.as_object()?;
+    GEMINI_GROUP_KEYS
+        .into_iter()
+        .find_map(|key| Some((key, object.get(key)?.as_array()?)))
 }
 
 impl Envelope {
@@ -60,8 +92,18 @@ impl Envelope {
             Some(Envelope::Mcp)
         } else if object.contains_key("input_schema") {
             Some(Envelope::Anthropic)
+        } else if object.contains_key("parametersJsonSchema")
+            || object.contains_key("parameters_json_schema")
+        {
+            Some(Envelope::Gemini)
         } else if object.contains_key("parameters") {
-            Some(Envelope::Responses)
+            // A Responses tool always says `"type": "function"`; a Gemini declaration has no
+            // `type`. The two keep name and schema in the same places, so the rules read both
+            // alike and only the envelope reported depends on this.
+            Some(match object.contains_key("type") {
+                true => Envelope::Responses,
+                false => Envelope::Gemini,
+            })
         } else {
             None
         }
@@ -73,6 +115,9 @@ impl Envelope {
         if object.get("function").is_some_and(Value::is_object) {
             return Some(Envelope::OpenAiFunction);
         }
+        if object.get("functionCall").is_some_and(Value::is_object) {
+            return Some(Envelope::Gemini);
+        }
         match object.get("type").and_then(Value::as_str) {
             Some("function_call") => return Some(Envelope::Responses),
             Some("tool_use") => return Some(Envelope::Anthropic),
@@ -82,8 +127,15 @@ impl Envelope {
         // doubt, do not strip.
         match object.get("method") {
             Some(method) => (method == "tools/call").then_some(Envelope::Mcp),
-            None => (object.contains_key("name") && object.contains_key("arguments"))
-                .then_some(Envelope::Mcp),
+            None if object.contains_key("name") && object.contains_key("arguments") => {
+                Some(Envelope::Mcp)
+            }
+            None => (object.contains_key("name")
+                && object.contains_key("args")
+                && object
+                    .keys()
+                    .all(|key| GEMINI_CALL_KEYS.contains(&key.as_str())))
+            .then_some(Envelope::Gemini),
         }
     }
 
@@ -102,12 +154,23 @@ impl Envelope {
         }
     }
 
-    /// The key under which a declaration keeps its JSON Schema.
-    fn schema_key(self) -> &'static str {
+    /// The key under which a declaration keeps its JSON Schema. A Gemini declaration that holds
+    /// more than one of its schema keys has none the layer can trust: the API refuses it, and
+    /// extending one schema would leave the other saying otherwise.
+    fn schema_key(self, body: &Map<String, Value>) -> Option<&'static str> {
         match self {
-            Envelope::OpenAiFunction | Envelope::Responses => "parameters",
-            Envelope::Mcp => "inputSchema",
-            Envelope::Anthropic => "input_schema",
+            Envelope::OpenAiFunction | Envelope::Responses => Some("parameters"),
+            Envelope::Mcp => Some("inputSchema"),
+            Envelope::Anthropic => Some("input_schema"),
+            Envelope::Gemini => {
+                let mut present = GEMINI_SCHEMA_KEYS
+                    .into_iter()
+                    .filter(|key| body.contains_key(*key));
+                match (present.next(), present.next()) {
+                    (Some(key), None) => Some(key),
+                    _ => None,
+                }
+            }
         }
     }
 
@@ -118,13 +181,15 @@ impl Envelope {
 
     /// A declaration's schema, whatever it holds.
     pub fn schema(self, declaration: &Value) -> Option<&Value> {
-        self.declaration_body(declaration)?.get(self.schema_key())
+        let body = self.declaration_body(declaration)?;
+        body.get(self.schema_key(body)?)
     }
 
     /// A declaration's schema, to be changed in place (on a copy).
     pub fn schema_mut(self, declaration: &mut Value) -> Option<&mut Value> {
-        self.declaration_body_mut(declaration)?
-            .get_mut(self.schema_key())
+        let body = self.declaration_body_mut(declaration)?;
+        let key = self.schema_key(body)?;
+        body.get_mut(key)
     }
 
     /// The object that holds a call's name and arguments.
@@ -132,6 +197,9 @@ impl Envelope {
         match self {
             Envelope::OpenAiFunction => call.get("function")?.as_object(),
             Envelope::Mcp if call.get("method").is_some() => call.get("params")?.as_object(),
+            Envelope::Gemini if call.get("functionCall").is_some() => {
+                call.get("functionCall")?.as_object()
+            }
             _ => call.as_object(),
         }
     }
@@ -142,6 +210,9 @@ impl Envelope {
             Envelope::Mcp if call.get("method").is_some() => {
                 call.get_mut("params")?.as_object_mut()
             }
+            Envelope::Gemini if call.get("functionCall").is_some() => {
+                call.get_mut("functionCall")?.as_object_mut()
+            }
             _ => call.as_object_mut(),
         }
     }
@@ -150,6 +221,7 @@ impl Envelope {
     fn arguments_key(self) -> &'static str {
         match self {
             Envelope::Anthropic => "input",
+            Envelope::Gemini => "args",
             _ => "arguments",
         }
     }
@@ -184,13 +256,14 @@ impl Envelope {
         })
     }
 
-    /// A call's id as text (a JSON-RPC id may be a number).
+    /// A call's id as text (a JSON-RPC id may be a number). A Gemini call often has none.
     pub fn call_id(self, call: &Value) -> Option<String> {
-        let key = match self {
-            Envelope::Responses => "call_id",
-            _ => "id",
+        let id = match self {
+            Envelope::Responses => call.get("call_id")?,
+            Envelope::Gemini => self.call_body(call)?.get("id")?,
+            _ => call.get("id")?,
         };
-        match call.get(key)? {
+        match id {
             Value::String(id) => Some(id.clone()),
             Value::Number(id) => Some(id.to_string()),
             _ => None,

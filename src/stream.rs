@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use memchr::memmem;
 use serde_json::Value;
 
-use crate::envelope::Envelope;
+use crate::envelope::{gemini_group, Envelope};
 use crate::layer::{strip_noting, Listing, TakenReason, ToolNames};
 
 /// Which halves of the layer a [`Filter`] applies.
@@ -88,13 +88,16 @@ impl<'a> Line<'a> {
 /// catalogues and calls by their shape.
 ///
 /// - Catalogues: MCP `tools/list` results (`result.tools`), request bodies with a `tools` array
-///   (OpenAI Chat, OpenAI Responses, Anthropic Messages) and bare arrays of declarations. Each is
+///   (OpenAI Chat, OpenAI Responses, Anthropic Messages, Gemini) and bare arrays of declarations
+///   (or of Gemini tools, `{"functionDeclarations":[…]}`). Each is
 ///   a new listing and replaces the set of tracked tools, except that a `tools/list` result that
 ///   follows one carrying `nextCursor` continues that listing.
 /// - Calls on their way to a tool: MCP `tools/call` requests (a retry after `input_required` is
 ///   one too), bare call objects and arrays of them, and `tools/call` requests inside a JSON-RPC
-///   batch. Calls recorded inside messages (assistant `tool_calls`, `tool_use` content blocks,
-///   `function_call` items of an `input` transcript) are history, not forwards: left alone.
+///   batch; Gemini `functionCall` parts and bare `{"name","args"}` objects count as bare calls.
+///   Calls recorded inside messages (assistant `tool_calls`, `tool_use` content blocks,
+///   `function_call` items of an `input` transcript, `functionCall` parts of a Gemini request's
+///   `contents` or of a model's answer) are history, not forwards: left alone.
 ///
 /// Before the first catalogue nothing is stripped.
 #[derive(Debug)]
@@ -123,6 +126,13 @@ impl Filter {
                 "\"input_schema\"",
                 "\"parameters\"",
                 "\"function\"",
+                // Gemini: bare declarations and tools (a request body has `"tools"`), and calls:
+                // a `functionCall` without `args` has nothing to strip.
+                "\"parametersJsonSchema\"",
+                "\"parameters_json_schema\"",
+                "\"functionDeclarations\"",
+                "\"function_declarations\"",
+                "\"args\"",
             ]),
         }
     }
@@ -506,11 +516,14 @@ fn has_call_arguments(value: &Value) -> bool {
     Envelope::of_call(value).is_some_and(|envelope| envelope.arguments(value).is_some())
 }
 
-/// A bare array of declarations: objects only, at least one declaration, and no call among them
-/// (provider-hosted tools with no schema may sit beside the declarations).
+/// A bare array of declarations: objects only, at least one declaration (or Gemini tool holding
+/// declarations), and no call among them (provider-hosted tools with no schema may sit beside the
+/// declarations).
 fn is_catalogue(items: &[Value]) -> bool {
     items.iter().all(Value::is_object)
-        && items.iter().any(is_declaration)
+        && items
+            .iter()
+            .any(|item| is_declaration(item) || gemini_group(item).is_some())
         && !items.iter().any(has_call_arguments)
 }
 

@@ -1,7 +1,8 @@
 //! The layer: for any declaration list and any calls, the rules of SPEC §1 hold.
 //!
 //! Declarations and calls are built from the fuzzer's bytes, mostly in the envelopes the layer
-//! knows, from keys that mean something to them, with arbitrary JSON in every slot. What must
+//! knows (Gemini tools and their grouped declarations among them), from keys that mean something
+//! to them, with arbitrary JSON in every slot. What must
 //! happen is written again here from the spec, not taken from the crate:
 //!
 //! - a declaration the layer can read gains exactly the `reason` property (and `type`/`properties`
@@ -33,6 +34,10 @@ const KEYS: &[&str] = &[
     "parameters",
     "inputSchema",
     "input_schema",
+    "parametersJsonSchema",
+    "functionDeclarations",
+    "functionCall",
+    "args",
     "properties",
     "required",
     "arguments",
@@ -185,9 +190,9 @@ fn schema(u: &mut Unstructured) -> Result<Value> {
     Ok(Value::Object(schema))
 }
 
-fn declaration(u: &mut Unstructured) -> Result<Value> {
+fn declaration(u: &mut Unstructured, depth: u32) -> Result<Value> {
     let mut outer = object(u, 1)?;
-    match u.int_in_range(0..=4)? {
+    match u.int_in_range(0..=6)? {
         0 => {
             let mut function = object(u, 1)?;
             maybe(u, &mut function, "name", name)?;
@@ -207,6 +212,27 @@ fn declaration(u: &mut Unstructured) -> Result<Value> {
         3 => {
             maybe(u, &mut outer, "name", name)?;
             maybe(u, &mut outer, "input_schema", schema)?;
+        }
+        4 => {
+            // Gemini: either schema key, now and then both.
+            maybe(u, &mut outer, "name", name)?;
+            let key = *u.choose(&[
+                "parametersJsonSchema",
+                "parameters_json_schema",
+                "parameters",
+            ])?;
+            maybe(u, &mut outer, key, schema)?;
+            if u.ratio(1, 8)? {
+                outer.insert("parametersJsonSchema".into(), schema(u)?);
+            }
+        }
+        5 if depth > 0 => {
+            // A Gemini tool grouping declarations, beside whatever else.
+            let group: Vec<Value> = (0..u.int_in_range(0..=3)?)
+                .map(|_| declaration(u, depth - 1))
+                .collect::<Result<_>>()?;
+            let key = *u.choose(&["functionDeclarations", "function_declarations"])?;
+            outer.insert(key.into(), Value::Array(group));
         }
         _ => return value(u, 3),
     }
@@ -237,7 +263,7 @@ fn call(u: &mut Unstructured) -> Result<Value> {
         true => Value::from(u.arbitrary::<String>()?),
         false => value(u, 0)?,
     };
-    match u.int_in_range(0..=5)? {
+    match u.int_in_range(0..=7)? {
         0 => {
             maybe(u, &mut body, "arguments", arguments)?;
             outer.insert("id".into(), id);
@@ -267,6 +293,26 @@ fn call(u: &mut Unstructured) -> Result<Value> {
             maybe(u, &mut body, "arguments", arguments)?;
             outer.extend(body);
         }
+        5 => {
+            // A Gemini part: the call under `functionCall`, its id inside, often none.
+            maybe(u, &mut body, "args", arguments)?;
+            if u.arbitrary()? {
+                body.insert("id".into(), id);
+            }
+            outer.insert("functionCall".into(), Value::Object(body));
+        }
+        6 => {
+            // A bare Gemini `functionCall`: a call only while it holds nothing else.
+            maybe(u, &mut body, "args", arguments)?;
+            if u.arbitrary()? {
+                body.insert("id".into(), id);
+            }
+            if u.arbitrary()? {
+                outer = body;
+            } else {
+                outer.extend(body);
+            }
+        }
         _ => return value(u, 3),
     }
     Ok(Value::Object(outer))
@@ -276,20 +322,41 @@ fn call(u: &mut Unstructured) -> Result<Value> {
 // The oracle: SPEC §1, written again.
 
 /// Where a declaration keeps its name and schema: `function` wins, then `inputSchema`,
-/// `input_schema`, `parameters`.
-fn declaration_body(declaration: &Value) -> Option<(&Map<String, Value>, &'static str)> {
+/// `input_schema`, a Gemini `parametersJsonSchema` (in either spelling: then exactly one schema
+/// key, else no schema at all), `parameters`.
+fn declaration_body(declaration: &Value) -> Option<(&Map<String, Value>, Option<&'static str>)> {
     let object = declaration.as_object()?;
     if object.contains_key("function") {
-        Some((object.get("function")?.as_object()?, "parameters"))
+        Some((object.get("function")?.as_object()?, Some("parameters")))
     } else if object.contains_key("inputSchema") {
-        Some((object, "inputSchema"))
+        Some((object, Some("inputSchema")))
     } else if object.contains_key("input_schema") {
-        Some((object, "input_schema"))
+        Some((object, Some("input_schema")))
+    } else if object.contains_key("parametersJsonSchema")
+        || object.contains_key("parameters_json_schema")
+    {
+        let keys: Vec<&'static str> = [
+            "parametersJsonSchema",
+            "parameters_json_schema",
+            "parameters",
+        ]
+        .into_iter()
+        .filter(|key| object.contains_key(*key))
+        .collect();
+        Some((object, (keys.len() == 1).then(|| keys[0])))
     } else if object.contains_key("parameters") {
-        Some((object, "parameters"))
+        Some((object, Some("parameters")))
     } else {
         None
     }
+}
+
+/// The declarations of a Gemini tool, and the key they sit under.
+fn gemini_group(declaration: &Value) -> Option<(&'static str, &Vec<Value>)> {
+    let object = declaration.as_object()?;
+    ["functionDeclarations", "function_declarations"]
+        .into_iter()
+        .find_map(|key| Some((key, object.get(key)?.as_array()?)))
 }
 
 fn declared_name(declaration: &Value) -> Option<&str> {
@@ -302,6 +369,7 @@ fn declared_name(declaration: &Value) -> Option<&str> {
 fn expected_augmentation(declaration: &Value) -> Option<Value> {
     let (body, key) = declaration_body(declaration)?;
     body.get("name")?.as_str()?;
+    let key = key?;
     let schema = body.get(key)?.as_object()?;
     match schema.get("properties") {
         None => {}
@@ -340,12 +408,19 @@ enum CallEnvelope {
     McpRequest,
     /// The `params` of one, on its own.
     McpParams,
+    /// `{"functionCall":{"name","args","id"?}}`.
+    GeminiPart,
+    /// `{"name","args","id"?}` and nothing else.
+    GeminiBare,
 }
 
 fn call_envelope(call: &Value) -> Option<CallEnvelope> {
     let object = call.as_object()?;
     if object.get("function").is_some_and(Value::is_object) {
         return Some(CallEnvelope::OpenAi);
+    }
+    if object.get("functionCall").is_some_and(Value::is_object) {
+        return Some(CallEnvelope::GeminiPart);
     }
     match object.get("type").and_then(Value::as_str) {
         Some("function_call") => return Some(CallEnvelope::Responses),
@@ -356,8 +431,15 @@ fn call_envelope(call: &Value) -> Option<CallEnvelope> {
         Some(method) if method == "tools/call" => Some(CallEnvelope::McpRequest),
         // A JSON-RPC message with any other method is no call, whatever else it holds.
         Some(_) => None,
-        None => (object.contains_key("name") && object.contains_key("arguments"))
-            .then_some(CallEnvelope::McpParams),
+        None if object.contains_key("name") && object.contains_key("arguments") => {
+            Some(CallEnvelope::McpParams)
+        }
+        None => (object.contains_key("name")
+            && object.contains_key("args")
+            && object
+                .keys()
+                .all(|key| ["name", "args", "id"].contains(&key.as_str())))
+        .then_some(CallEnvelope::GeminiBare),
     }
 }
 
@@ -368,6 +450,8 @@ fn call_parts(call: &Value) -> Option<(&Map<String, Value>, &'static str)> {
         CallEnvelope::McpRequest => (call.get("params")?.as_object()?, "arguments"),
         CallEnvelope::Anthropic => (call.as_object()?, "input"),
         CallEnvelope::Responses | CallEnvelope::McpParams => (call.as_object()?, "arguments"),
+        CallEnvelope::GeminiPart => (call.get("functionCall")?.as_object()?, "args"),
+        CallEnvelope::GeminiBare => (call.as_object()?, "args"),
     })
 }
 
@@ -398,6 +482,7 @@ fn expected_strip(call: &Value, tracked: &BTreeSet<String>) -> Option<(Value, Va
     let body = match envelope {
         CallEnvelope::OpenAi => expected.get_mut("function")?.as_object_mut()?,
         CallEnvelope::McpRequest => expected.get_mut("params")?.as_object_mut()?,
+        CallEnvelope::GeminiPart => expected.get_mut("functionCall")?.as_object_mut()?,
         _ => expected.as_object_mut()?,
     };
     *body.get_mut(key)? = stripped;
@@ -468,20 +553,54 @@ fn install_panic_hook() {
 }
 
 fn call_id(call: &Value) -> Option<String> {
-    let key = match call_envelope(call)? {
-        CallEnvelope::Responses => "call_id",
-        _ => "id",
+    let id = match call_envelope(call)? {
+        CallEnvelope::Responses => call.get("call_id")?,
+        CallEnvelope::GeminiPart => call.get("functionCall")?.get("id")?,
+        _ => call.get("id")?,
     };
-    match call.get(key)? {
+    match id {
         Value::String(id) => Some(id.clone()),
         Value::Number(id) => Some(id.to_string()),
         _ => None,
     }
 }
 
+/// Checks one declaration's publication against the rules, noting the names it augments or
+/// leaves alone; a Gemini tool is its declarations, each checked in turn.
+fn check_declaration(
+    declaration: &Value,
+    published: &Value,
+    augmented: &mut BTreeSet<String>,
+    left_alone: &mut BTreeSet<String>,
+) {
+    if let Some((key, group)) = gemini_group(declaration) {
+        let mut expected = declaration.clone();
+        let inner = published[key].as_array().expect("the group stays an array");
+        assert_eq!(inner.len(), group.len());
+        for (declaration, published) in group.iter().zip(inner) {
+            check_declaration(declaration, published, augmented, left_alone);
+        }
+        // Nothing but the group's array changes.
+        expected[key] = published[key].clone();
+        assert_eq!(text(published), text(&expected), "a Gemini tool");
+        return;
+    }
+    let name = declared_name(declaration).map(str::to_owned);
+    match expected_augmentation(declaration) {
+        Some(expected) => {
+            assert_eq!(text(published), text(&expected), "{declaration}");
+            augmented.extend(name);
+        }
+        None => {
+            assert_eq!(text(published), text(declaration), "left alone");
+            left_alone.extend(name);
+        }
+    }
+}
+
 fn run(u: &mut Unstructured) -> Result<()> {
     let declarations: Vec<Value> = (0..u.int_in_range(0..=6)?)
-        .map(|_| declaration(u))
+        .map(|_| declaration(u, 1))
         .collect::<Result<_>>()?;
     let calls: Vec<Value> = (0..u.int_in_range(0..=6)?)
         .map(|_| call(u))
@@ -494,17 +613,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
     let mut augmented = BTreeSet::new();
     let mut left_alone = BTreeSet::new();
     for (declaration, published) in declarations.iter().zip(&published) {
-        let name = declared_name(declaration).map(str::to_owned);
-        match expected_augmentation(declaration) {
-            Some(expected) => {
-                assert_eq!(text(published), text(&expected), "{declaration}");
-                augmented.extend(name);
-            }
-            None => {
-                assert_eq!(text(published), text(declaration), "left alone");
-                left_alone.extend(name);
-            }
-        }
+        check_declaration(declaration, published, &mut augmented, &mut left_alone);
     }
     let tracked: BTreeSet<String> = augmented.difference(&left_alone).cloned().collect();
     assert_eq!(listing.tracked(), tracked);

@@ -23,7 +23,7 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use reasons::gateway::{Api, Exchange, Output};
+use reasons::gateway::{Api, Exchange, Output, SESSION_HEADERS};
 use reasons::layer::TakenReason;
 use reasons::reasons_log::{self, Record, Via};
 use tokio::net::TcpListener;
@@ -286,12 +286,15 @@ impl Gateway {
                     }
                 };
                 let (mut exchange, augmented) = Exchange::new(api, &bytes, self.strip);
-                // Claude Code names its session in a header as well as in the body.
-                if let Some(session) = parts
-                    .headers
-                    .get("x-claude-code-session-id")
-                    .and_then(|value| value.to_str().ok())
-                {
+                // Agents name their session in a header, when they do, more reliably than in
+                // the body.
+                let named = SESSION_HEADERS.iter().find_map(|name| {
+                    parts
+                        .headers
+                        .get(*name)
+                        .and_then(|value| value.to_str().ok())
+                });
+                if let Some(session) = named {
                     exchange.session = Some(session.to_owned());
                 }
                 if let Some(problem) = &exchange.problem {
@@ -429,7 +432,11 @@ impl Gateway {
 
 /// An error answer in the envelope of the API the path belongs to.
 fn error_answer(status: StatusCode, path: &str, message: &str) -> Response<ProxyBody> {
-    let body = Api::error_body(path, &format!("reasons gateway: {message}"));
+    let body = Api::error_body(
+        path,
+        status.as_u16(),
+        &format!("reasons gateway: {message}"),
+    );
     let mut answer = Response::new(full(body));
     *answer.status_mut() = status;
     answer.headers_mut().insert(

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
-use crate::layer::{strip_noting, TakenReason, ToolNames, REASON_PARAM};
+use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
 /// The session a request's `metadata.user_id` names. Claude Code writes
 /// `user_…_account_…_session_<uuid>`, or a JSON object with a `session_id`.
@@ -22,23 +22,6 @@ pub fn session_of(metadata: &str) -> Option<String> {
     }
     let (_, session) = user_id.rsplit_once("_session_")?;
     (!session.is_empty()).then(|| session.to_owned())
-}
-
-/// Takes the reason off every `tool_use` block of a whole message; true when one was taken.
-pub fn strip_message(
-    message: &mut Value,
-    tracked: &ToolNames,
-    taken: &mut Vec<TakenReason>,
-) -> bool {
-    let Some(Value::Array(content)) = message.get_mut("content") else {
-        return false;
-    };
-    content
-        .iter_mut()
-        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_use"))
-        .fold(false, |changed, block| {
-            strip_noting(block, tracked, taken) | changed
-        })
 }
 
 /// A `tool_use` block whose input is still arriving.
@@ -93,7 +76,7 @@ impl MessageStream {
 
     /// A held block is complete: its reason is taken off, and its input goes out.
     fn stop(&mut self, held: Held, index: u64, out: &mut Output) {
-        let Some((reason, stripped)) = take_reason(&held.json) else {
+        let Some((reason, stripped)) = strip_arguments_text(&held.json) else {
             out.bytes.extend_from_slice(&held.events);
             return;
         };
@@ -115,15 +98,6 @@ impl MessageStream {
         out.bytes
             .extend(sse::event(Some("content_block_delta"), &delta.to_string()));
     }
-}
-
-/// The reason in a complete input, and the input without it, compact with its keys in order.
-fn take_reason(input: &str) -> Option<(Value, String)> {
-    let Ok(Value::Object(mut input)) = serde_json::from_str::<Value>(input) else {
-        return None;
-    };
-    let reason = input.shift_remove(REASON_PARAM)?;
-    Some((reason, Value::Object(input).to_string()))
 }
 
 /// The event types this rewriter reads; all others pass without being parsed.
@@ -358,25 +332,6 @@ mod tests {
         let events = bash_stream(&["{\"command\": ", "\"reason\": oops}"]);
         let out = run(&events, tracked(&["Bash"]), true);
         assert_eq!(out.bytes, events.concat());
-    }
-
-    #[test]
-    fn a_whole_message_loses_the_reason_of_tool_use_blocks_only() {
-        let mut message = json!({"content": [
-            {"type": "text", "text": "x"},
-            {"type": "tool_use", "id": "toolu_1", "name": "Bash",
-                "input": {"command": "ls", "reason": "Look"}},
-            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "Bash",
-                "input": {"reason": "hosted"}},
-            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "Bash", "server_name": "s",
-                "input": {"reason": "remote"}},
-        ]});
-        let mut taken = Vec::new();
-        assert!(strip_message(&mut message, &tracked(&["Bash"]), &mut taken));
-        assert_eq!(message["content"][1]["input"], json!({"command": "ls"}));
-        assert_eq!(message["content"][2]["input"], json!({"reason": "hosted"}));
-        assert_eq!(message["content"][3]["input"], json!({"reason": "remote"}));
-        assert_eq!(taken.len(), 1);
     }
 
     #[test]

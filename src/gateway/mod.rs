@@ -25,7 +25,10 @@
 //! ```
 
 mod anthropic;
+mod chat;
+mod gemini;
 mod request;
+mod responses;
 mod rewrite;
 pub mod sse;
 
@@ -34,8 +37,9 @@ pub use rewrite::Output;
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use crate::layer::wire::Wire;
 use crate::layer::{TakenReason, ToolNames};
 
 /// The model APIs the gateway rewrites, told apart by the request's path.
@@ -46,7 +50,16 @@ pub enum Api {
     /// Anthropic's token count, `…/v1/messages/count_tokens`: its tools are augmented like the
     /// messages request's, so that the count matches what the model is sent.
     AnthropicCountTokens,
+    /// OpenAI Chat Completions, and every API that copies it: `…/chat/completions`.
+    OpenAiChat,
+    /// OpenAI Responses: `…/responses`.
+    OpenAiResponses,
+    /// Gemini: `…/models/MODEL:generateContent` and `…:streamGenerateContent`.
+    Gemini,
 }
+
+/// Headers in which agents name their session: Claude Code's, and Codex CLI's.
+pub const SESSION_HEADERS: [&str; 2] = ["x-claude-code-session-id", "session-id"];
 
 impl Api {
     /// The API a request path (without its query) belongs to, when the gateway rewrites it.
@@ -56,22 +69,48 @@ impl Api {
             Some(Api::AnthropicMessages)
         } else if path.ends_with("/v1/messages/count_tokens") {
             Some(Api::AnthropicCountTokens)
+        } else if path.ends_with("/chat/completions") {
+            Some(Api::OpenAiChat)
+        } else if path.ends_with("/responses") {
+            Some(Api::OpenAiResponses)
+        } else if path.contains("/models/")
+            && (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"))
+        {
+            Some(Api::Gemini)
         } else {
             None
         }
     }
 
-    /// An error answer in the API's own envelope, so that the client reports it as it reports
-    /// the API's errors.
-    pub fn error_body(path: &str, message: &str) -> Vec<u8> {
-        // Every path is answered in Anthropic's envelope until other APIs are known here.
-        let _ = path;
-        serde_json::json!({
-            "type": "error",
-            "error": { "type": "api_error", "message": message }
-        })
-        .to_string()
-        .into_bytes()
+    /// The wire format the API's bodies are in.
+    pub fn wire(self) -> Wire {
+        match self {
+            Api::AnthropicMessages | Api::AnthropicCountTokens => Wire::Anthropic,
+            Api::OpenAiChat => Wire::Chat,
+            Api::OpenAiResponses => Wire::Responses,
+            Api::Gemini => Wire::Gemini,
+        }
+    }
+
+    /// Whether the API's answers carry calls (a token count does not).
+    fn answers_with_calls(self) -> bool {
+        self != Api::AnthropicCountTokens
+    }
+
+    /// An error answer in the envelope of the API the path belongs to, so that the agent reports
+    /// it as it reports the API's own errors. Paths of no known API get Anthropic's envelope,
+    /// whose `error.message` is where OpenAI-style clients look too.
+    pub fn error_body(path: &str, status: u16, message: &str) -> Vec<u8> {
+        let error = match Api::of_path(path.split('?').next().unwrap_or(path)) {
+            Some(Api::OpenAiChat | Api::OpenAiResponses) => json!({
+                "error": {"message": message, "type": "server_error", "param": null, "code": null}
+            }),
+            Some(Api::Gemini) => json!({
+                "error": {"code": status, "message": message, "status": "UNAVAILABLE"}
+            }),
+            _ => json!({"type": "error", "error": {"type": "api_error", "message": message}}),
+        };
+        error.to_string().into_bytes()
     }
 }
 
@@ -95,7 +134,7 @@ impl Exchange {
     /// The same body always gives the same bytes, so that a provider's prompt cache keeps
     /// hitting; a body that is not JSON, or holds no `tools` array, goes on as it came.
     pub fn new(api: Api, body: &[u8], strip: bool) -> (Exchange, Option<Vec<u8>>) {
-        let request = request::augment(body);
+        let request = request::augment(api.wire(), body);
         let exchange = Exchange {
             api,
             tracked: Arc::new(request.tracked),
@@ -114,7 +153,7 @@ impl Exchange {
     /// Takes the reasons off a whole JSON answer.
     pub fn answer(&self, body: &[u8]) -> Answer {
         let mut reasons = Vec::new();
-        if self.tracked.is_empty() || self.api == Api::AnthropicCountTokens {
+        if self.tracked.is_empty() || !self.api.answers_with_calls() {
             return Answer {
                 body: None,
                 reasons,
@@ -126,19 +165,27 @@ impl Exchange {
                 reasons,
             };
         };
-        let changed = anthropic::strip_message(&mut value, &self.tracked, &mut reasons);
+        let changed = self
+            .api
+            .wire()
+            .strip_answer(&mut value, &self.tracked, &mut reasons);
         let body = (changed && self.strip).then(|| value.to_string().into_bytes());
         Answer { body, reasons }
     }
 
     /// A rewriter for an answer that streams as server-sent events.
     pub fn stream(&self) -> Stream {
+        let tracked = Arc::clone(&self.tracked);
+        let rewriter: Box<dyn EventRewriter> = match self.api.wire() {
+            _ if tracked.is_empty() || !self.api.answers_with_calls() => Box::new(Unchanged),
+            Wire::Anthropic => Box::new(anthropic::MessageStream::new(tracked, self.strip)),
+            Wire::Chat => Box::new(chat::ChunkStream::new(tracked, self.strip)),
+            Wire::Responses => Box::new(responses::EventStream::new(tracked, self.strip)),
+            Wire::Gemini => Box::new(gemini::ChunkStream::new(tracked, self.strip)),
+        };
         Stream {
             splitter: sse::Splitter::new(),
-            rewriter: Box::new(anthropic::MessageStream::new(
-                Arc::clone(&self.tracked),
-                self.strip,
-            )),
+            rewriter,
         }
     }
 }
@@ -150,6 +197,17 @@ pub struct Answer {
     pub body: Option<Vec<u8>>,
     /// The reasons taken off its calls (also with `--no-strip`, where the calls keep them).
     pub reasons: Vec<TakenReason>,
+}
+
+/// The stream of an exchange with nothing to take off.
+struct Unchanged;
+
+impl EventRewriter for Unchanged {
+    fn event(&mut self, event: &[u8], out: &mut Output) {
+        out.bytes.extend_from_slice(event);
+    }
+
+    fn end(&mut self, _out: &mut Output) {}
 }
 
 /// An answer streaming as server-sent events, rewritten as its bytes arrive.

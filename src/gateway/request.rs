@@ -11,7 +11,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::layer::{Listing, ToolNames};
+use crate::layer::wire::Wire;
+use crate::layer::ToolNames;
 
 /// A request after the layer.
 #[derive(Debug, Default)]
@@ -26,8 +27,8 @@ pub struct Augmented {
     pub problem: Option<String>,
 }
 
-/// Augments the `tools` of a request body.
-pub fn augment(body: &[u8]) -> Augmented {
+/// Augments the `tools` of a request body in the API's wire format.
+pub fn augment(wire: Wire, body: &[u8]) -> Augmented {
     let object = match serde_json::from_slice::<TopLevel<'_>>(body) {
         Ok(object) => object,
         Err(error) => {
@@ -37,9 +38,12 @@ pub fn augment(body: &[u8]) -> Augmented {
             }
         }
     };
-    let session = object
-        .get("metadata")
-        .and_then(|metadata| super::anthropic::session_of(metadata.get()));
+    let session = match wire {
+        Wire::Anthropic => object
+            .get("metadata")
+            .and_then(|metadata| super::anthropic::session_of(metadata.get())),
+        _ => None,
+    };
     let mut tools_at = object
         .0
         .iter()
@@ -59,13 +63,13 @@ pub fn augment(body: &[u8]) -> Augmented {
             ..Augmented::default()
         };
     };
-    let mut listing = Listing::new();
-    let augmented = listing.add_page(&declarations);
-    let tracked = listing.tracked();
-    let body = (augmented != declarations).then(|| object.with_value_at(at, &augmented));
+    let listing = wire.augment_tools(&declarations);
+    let body = listing
+        .changed
+        .then(|| object.with_value_at(at, &listing.tools));
     Augmented {
         body,
-        tracked,
+        tracked: listing.tracked,
         session,
         problem: None,
     }
@@ -149,7 +153,7 @@ mod tests {
             r#"{{ "model" : "m", "max_tokens": 1e400, "messages": [{{"role":"user","content":"caf\u00e9 \ud83d\ude00"}}], "tools": [{}] }}"#,
             bash()
         );
-        let augmented = augment(body.as_bytes());
+        let augmented = augment(Wire::Anthropic, body.as_bytes());
         let out = String::from_utf8(augmented.body.expect("augmented")).unwrap();
         assert!(out.starts_with(
             r#"{"model":"m","max_tokens":1e400,"messages":[{"role":"user","content":"caf\u00e9 \ud83d\ude00"}],"tools":["#
@@ -169,9 +173,12 @@ mod tests {
         let body = json!({"model": "m", "tools": [bash(), {"type": "web_search_20250305",
             "name": "web_search", "max_uses": 5}]})
         .to_string();
-        let first = augment(body.as_bytes()).body.unwrap();
+        let first = augment(Wire::Anthropic, body.as_bytes()).body.unwrap();
         for _ in 0..10 {
-            assert_eq!(augment(body.as_bytes()).body.unwrap(), first);
+            assert_eq!(
+                augment(Wire::Anthropic, body.as_bytes()).body.unwrap(),
+                first
+            );
         }
     }
 
@@ -181,7 +188,7 @@ mod tests {
             "properties": {"reason": {"type": "string"}}}});
         let server = json!({"type": "web_search_20250305", "name": "web_search"});
         let body = json!({"tools": [own, server]}).to_string();
-        let augmented = augment(body.as_bytes());
+        let augmented = augment(Wire::Anthropic, body.as_bytes());
         assert_eq!(augmented.body, None);
         assert!(augmented.tracked.is_empty());
     }
@@ -196,11 +203,13 @@ mod tests {
             b"{\"tools\":[],\"tools\":[{\"name\":\"a\",\"input_schema\":{}}]}",
             b"{\"tools\":[]}",
         ] {
-            let augmented = augment(body);
+            let augmented = augment(Wire::Anthropic, body);
             assert_eq!(augmented.body, None, "{}", String::from_utf8_lossy(body));
             assert!(augmented.tracked.is_empty());
         }
-        assert!(augment(b"not json").problem.is_some());
-        assert!(augment(b"{\"tools\":\"all\"}").problem.is_some());
+        assert!(augment(Wire::Anthropic, b"not json").problem.is_some());
+        assert!(augment(Wire::Anthropic, b"{\"tools\":\"all\"}")
+            .problem
+            .is_some());
     }
 }

@@ -167,7 +167,7 @@ mod tests {
         assert_eq!(fields.name, Some("content_block_delta"));
         assert_eq!(fields.data, "{\"index\":0}");
         let (events, rest) = events_of(&[&written]);
-        assert_eq!(events, std::slice::from_ref(&written));
+        assert_eq!(events, [written]);
         assert!(rest.is_empty());
     }
 }

@@ -6,7 +6,9 @@
 //!
 //! - [`Listing`] augments a catalogue (one or several pages of it) and works out which tool names
 //!   the layer is responsible for;
-//! - [`strip_call`] removes the reason from one call, against such a set of names.
+//! - [`strip_call`] removes the reason from one call, against such a set of names;
+//! - [`wire`] applies both to the bodies of a model API's requests and answers (Anthropic
+//!   Messages, OpenAI Chat and Responses, Gemini), for a gateway between an agent and its model.
 //!
 //! Nothing here decides anything on what a reason says: it is a claim by the model, for a human.
 
@@ -18,7 +20,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Map, Value};
 
-use crate::envelope::Envelope;
+use crate::envelope::{gemini_group, Envelope};
+
+pub mod wire;
 
 /// The name of the parameter the layer adds to every declaration it can read.
 pub const REASON_PARAM: &str = "reason";
@@ -162,7 +166,20 @@ impl Listing {
     }
 
     /// Augments one declaration and notes its name.
+    ///
+    /// A Gemini tool (`{"functionDeclarations":[…]}`) is a group of declarations: each is added
+    /// in turn, and the tool comes back with the group's copies in their place. Any other key of
+    /// the tool, and tools with no declarations (`googleSearch`, `codeExecution`), are left as
+    /// they came.
     pub fn add(&mut self, declaration: &Value) -> Value {
+        if let Some((key, group)) = gemini_group(declaration) {
+            let published = self.add_page(group);
+            let mut tool = declaration.clone();
+            if let Some(slot) = tool.get_mut(key) {
+                *slot = Value::Array(published);
+            }
+            return tool;
+        }
         let name = Declaration::classify(declaration).name().map(str::to_owned);
         match augment_declaration(declaration) {
             Some(augmented) => {
@@ -177,6 +194,18 @@ impl Listing {
                 }
                 declaration.clone()
             }
+        }
+    }
+
+    /// Notes the names of a declaration (or of a Gemini tool's declarations) that is passed on as
+    /// it came, without reading it: a name it shares with an augmented one is then not tracked.
+    pub fn leave_alone(&mut self, declaration: &Value) {
+        if let Some((_, group)) = gemini_group(declaration) {
+            group
+                .iter()
+                .for_each(|declaration| self.leave_alone(declaration));
+        } else if let Some(name) = Declaration::classify(declaration).name() {
+            self.left_alone.insert(name.to_owned());
         }
     }
 
@@ -212,6 +241,18 @@ pub fn strip_call(mut call: Value, tracked: &ToolNames) -> Stripped {
         take_reason(envelope.arguments_mut(&mut call)?)
     });
     Stripped { call, reason }
+}
+
+/// Takes the reason out of a call's complete arguments as a model writes them, JSON text: the
+/// reason, and the arguments without it (compact, keys in order). `None` when the text is no
+/// JSON object or holds no reason. A stream's fragments, once joined, come here.
+pub fn strip_arguments_text(arguments: &str) -> Option<(Value, String)> {
+    let mut arguments = Value::from(arguments);
+    let reason = take_reason(&mut arguments)?;
+    match arguments {
+        Value::String(stripped) => Some((reason, stripped)),
+        _ => None,
+    }
 }
 
 /// Takes the reason out of arguments that carry one, leaving everything else as it was.

@@ -260,6 +260,99 @@ fn anthropic_and_responses_request_bodies_are_listings() {
 }
 
 #[test]
+fn a_gemini_request_body_is_a_listing_and_its_contents_are_history() {
+    let mut filter = Filter::new(Options::default());
+    let contents = json!([
+        {"role": "user", "parts": [{"text": "List the files."}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "run_shell_command",
+            "args": {"command": "ls", "reason": "kept"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command",
+            "response": {"output": "a.txt"}}}]}
+    ]);
+    let body = json!({"contents": contents, "tools": [
+        {"functionDeclarations": [
+            {"name": "run_shell_command", "description": "Runs a command.",
+             "parametersJsonSchema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+            {"name": "read_file", "parameters": {"type": "OBJECT", "properties": {}}}
+        ]},
+        {"googleSearch": {}}
+    ], "generationConfig": {"temperature": 0}});
+    let input = line(&body);
+    let out = filter.line(&input);
+    let value = parsed(&out.bytes);
+    assert_eq!(
+        value["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"]["properties"]
+            [REASON_PARAM],
+        reason_property()
+    );
+    assert_eq!(
+        value["tools"][0]["functionDeclarations"][1]["parameters"]["properties"][REASON_PARAM],
+        reason_property()
+    );
+    assert_eq!(value["tools"][1], json!({"googleSearch": {}}));
+    assert_eq!(value["contents"], contents);
+    assert!(out.reasons.is_empty());
+    let tracked: Vec<_> = filter.tracked().unwrap().iter().cloned().collect();
+    assert_eq!(tracked, ["read_file", "run_shell_command"]);
+
+    // The model's answer passing by is a record too; a bare part is a call on its way.
+    let answer = line(
+        &json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "read_file", "args": {"reason": "r"}}}]}}]}),
+    );
+    assert_untouched(&filter.line(&answer), &answer);
+    let part = json!({"functionCall": {"id": "g1", "name": "read_file",
+        "args": {"path": "a", "reason": "Save the draft"}}});
+    let input = line(&part);
+    let out = filter.line(&input);
+    assert_eq!(
+        parsed(&out.bytes),
+        json!({"functionCall": {"id": "g1", "name": "read_file", "args": {"path": "a"}}})
+    );
+    assert_eq!(out.reasons[0].call_id.as_deref(), Some("g1"));
+    assert_eq!(out.reasons[0].to_string(), "read_file: Save the draft");
+}
+
+#[test]
+fn a_bare_array_of_gemini_tools_or_declarations_is_a_listing() {
+    let mut filter = Filter::new(Options::default());
+    let tools = json!([{"functionDeclarations": [{"name": "glob",
+        "parametersJsonSchema": {"type": "object"}}]}, {"codeExecution": {}}]);
+    let value = parsed(&filter.line(&line(&tools)).bytes);
+    assert_eq!(
+        value[0]["functionDeclarations"][0]["parametersJsonSchema"]["properties"][REASON_PARAM],
+        reason_property()
+    );
+    assert!(filter.tracked().unwrap().contains("glob"));
+    let declarations = json!([{"name": "ls", "parametersJsonSchema": {}}]);
+    filter.line(&line(&declarations));
+    let tracked: Vec<_> = filter.tracked().unwrap().iter().cloned().collect();
+    assert_eq!(tracked, ["ls"]);
+}
+
+#[test]
+fn bare_gemini_calls_are_stripped_and_call_records_are_not() {
+    let mut filter = Filter::new(Options::default());
+    filter.line(&line(&json!([{"name": "ls", "parametersJsonSchema": {}}])));
+    let bare = line(&json!({"name": "ls", "args": {"reason": "Save the draft", "dir": "."}}));
+    let out = filter.line(&bare);
+    assert_eq!(
+        parsed(&out.bytes),
+        json!({"name": "ls", "args": {"dir": "."}})
+    );
+    assert_eq!(out.reasons[0].call_id, None);
+    let parts = line(&json!([
+        {"functionCall": {"name": "ls", "args": {"reason": "one"}}},
+        {"functionCall": {"name": "ls", "args": {"reason": "two"}}, "thoughtSignature": "s"}
+    ]));
+    assert_eq!(filter.line(&parts).reasons.len(), 2);
+    // A Gemini CLI session's record of a call and its result is history.
+    let record = line(&json!({"id": "c1", "name": "ls", "args": {"reason": "r"},
+        "result": [], "status": "success", "timestamp": "t"}));
+    assert_untouched(&filter.line(&record), &record);
+}
+
+#[test]
 fn a_bare_array_of_declarations_is_a_listing() {
     let mut filter = Filter::new(Options::default());
     let declarations = json!([{"type": "function", "function": {"name": "f",

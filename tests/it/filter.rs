@@ -94,6 +94,49 @@ fn a_listed_tool_is_augmented_and_its_calls_stripped() {
 }
 
 #[test]
+fn a_gemini_request_is_augmented_and_its_history_kept_while_a_part_is_stripped() {
+    // Trimmed from what Gemini CLI 0.61.0 sends: declarations under `functionDeclarations`
+    // with `parametersJsonSchema`, and a tool of its own that declares `reason`.
+    let history = json!([
+        {"role": "user", "parts": [{"text": "Run echo hi."}]},
+        {"role": "model", "parts": [{"functionCall": {"id": "run_shell_command_1_0",
+            "name": "run_shell_command", "args": {"command": "echo hi", "reason": REASON}},
+            "thoughtSignature": "skip_thought_signature_validator"}]}
+    ]);
+    let body = json!({"contents": history, "tools": [{"functionDeclarations": [
+        {"name": "run_shell_command", "parametersJsonSchema": {"type": "object",
+            "properties": {"command": {"type": "string"}}, "required": ["command"]}},
+        {"name": "enter_plan_mode", "parametersJsonSchema": {"type": "object",
+            "properties": {"reason": {"type": "string"}}}}
+    ]}]});
+    let part = json!({"functionCall": {"name": "run_shell_command",
+        "args": {"command": "echo hi", "reason": REASON}}});
+    let input = jsonl(&[body, part]);
+    let output = filter(&[], &input);
+    let out = lines(&output.stdout);
+    let listed: Value = serde_json::from_slice(out[0]).expect("JSON");
+    let declarations = &listed["tools"][0]["functionDeclarations"];
+    assert_eq!(
+        declarations[0]["parametersJsonSchema"]["properties"]["reason"]["type"],
+        "string"
+    );
+    assert_eq!(
+        declarations[1]["parametersJsonSchema"]["properties"],
+        json!({"reason": {"type": "string"}})
+    );
+    assert_eq!(listed["contents"], history);
+    let forwarded: Value = serde_json::from_slice(out[1]).expect("JSON");
+    assert_eq!(
+        forwarded["functionCall"]["args"],
+        json!({"command": "echo hi"})
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!("run_shell_command: {REASON}\n")
+    );
+}
+
+#[test]
 fn a_refresh_drops_a_tool_from_the_set() {
     let input = jsonl(&[
         listing(1, &[tool("fs_read"), tool("fs_write")], None),

@@ -82,13 +82,17 @@ impl Gateway {
         }
     }
 
-    /// What the gateway wrote on stderr after its first line, once `expected` is among it (or
-    /// after a few seconds).
+    /// What the gateway wrote on stderr besides where it listens, once `expected` is among it.
     pub fn stderr_once(&self, expected: &str) -> String {
+        self.stderr_until(|text| text.contains(expected))
+    }
+
+    /// What the gateway wrote on stderr, once `done` says it is all there (or after 10 seconds).
+    pub fn stderr_until(&self, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let text = self.stderr.lock().unwrap().clone();
-            if text.contains(expected) || Instant::now() > deadline {
+            if done(&text) || Instant::now() > deadline {
                 return text;
             }
             thread::sleep(Duration::from_millis(20));
@@ -475,7 +479,8 @@ fn an_unwritable_reasons_log_warns_once_and_calls_still_go_through() {
             json!({"command": "find . -name '*.yml'"})
         );
     }
-    let stderr = gateway.stderr_once(REASON);
+    let line = format!("Bash: {REASON}");
+    let stderr = gateway.stderr_until(|text| text.matches(&line).count() == 3);
     assert_eq!(stderr.matches("reasons log").count(), 1, "{stderr}");
     assert!(
         stderr.starts_with("reasons: cannot open the reasons log "),

@@ -6,6 +6,7 @@ mod corpus;
 mod extract;
 mod filter;
 mod gateway;
+mod gateway_openai;
 mod hostile;
 mod joined;
 mod man;

@@ -70,6 +70,9 @@ impl Upstream {
                         break;
                     }
                     let Ok(stream) = stream else { continue };
+                    // Each event is written as it is ready, as a model API does: Nagle's
+                    // algorithm would hold small writes back for the client's acknowledgement.
+                    let _ = stream.set_nodelay(true);
                     let received = Arc::clone(&received);
                     let script = Arc::clone(&script);
                     thread::spawn(move || serve(stream, &received, &*script));
@@ -185,7 +188,7 @@ fn read_request(reader: &mut impl BufRead) -> Option<Received> {
     })
 }
 
-fn read_headers(reader: &mut impl BufRead) -> Option<Vec<(String, String)>> {
+pub fn read_headers(reader: &mut impl BufRead) -> Option<Vec<(String, String)>> {
     let mut headers = Vec::new();
     loop {
         let mut line = String::new();
@@ -219,7 +222,7 @@ fn read_body(reader: &mut impl BufRead, headers: &[(String, String)]) -> Option<
 
 /// Reads a chunked body into `body`; `None` when it breaks off before its last chunk, with what
 /// did arrive in `body`.
-fn read_chunks(reader: &mut impl BufRead, body: &mut Vec<u8>) -> Option<()> {
+pub fn read_chunks(reader: &mut impl BufRead, body: &mut Vec<u8>) -> Option<()> {
     loop {
         let mut size = String::new();
         reader.read_line(&mut size).ok()?;
@@ -332,13 +335,14 @@ impl Reply {
             .find_map(|(key, value)| (key == name).then_some(value.as_str()))
     }
 
-    /// The data of each server-sent event, parsed.
+    /// The data of each server-sent event, parsed (but a closing `[DONE]`).
     pub fn events(&self) -> Vec<Value> {
         String::from_utf8_lossy(&self.body)
             .split("\n\n")
             .filter_map(|event| {
                 let data = event.lines().find_map(|line| line.strip_prefix("data: "))?;
-                Some(serde_json::from_str(data).expect("JSON event data"))
+                // Chat Completions ends its stream with `[DONE]`.
+                (data != "[DONE]").then(|| serde_json::from_str(data).expect("JSON event data"))
             })
             .collect()
     }
@@ -409,4 +413,102 @@ pub fn bash_tool() -> Value {
     json!({"name": "Bash", "description": "Run a command",
         "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
         "required": ["command"]}})
+}
+
+/// An OpenAI Chat Completions answer with these tool calls (`(id, name, arguments)`).
+pub fn chat_completion(calls: &[(&str, &str, Value)]) -> Value {
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, arguments)| {
+            json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}})
+        })
+        .collect();
+    json!({"id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "scripted",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+            "tool_calls": tool_calls}, "finish_reason": "tool_calls"}]})
+}
+
+/// The same answer as Chat Completions streams it: each call's arguments in 5-character pieces.
+pub fn chat_chunks(calls: &[(&str, &str, Value)]) -> Vec<Vec<u8>> {
+    let chunk = |delta: Value, finish: Value| {
+        let data = json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1,
+            "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {data}\n\n").into_bytes()
+    };
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": null}),
+        Value::Null,
+    )];
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        events.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        let text: Vec<char> = arguments.to_string().chars().collect();
+        for piece in text.chunks(5) {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": index,
+                    "function": {"arguments": piece.iter().collect::<String>()}}]}),
+                Value::Null,
+            ));
+        }
+    }
+    events.push(chunk(json!({}), json!("tool_calls")));
+    events.push(b"data: [DONE]\n\n".to_vec());
+    events
+}
+
+/// A Responses API stream with one function call, as the API sends it.
+pub fn responses_events(call_id: &str, name: &str, arguments: &Value) -> Vec<Vec<u8>> {
+    let text = arguments.to_string();
+    let item = |arguments: &str, status: &str| {
+        json!({"id": "fc_test", "type": "function_call", "status": status, "call_id": call_id,
+            "name": name, "arguments": arguments})
+    };
+    let event = |data: Value| {
+        format!(
+            "event: {}\ndata: {data}\n\n",
+            data["type"].as_str().unwrap()
+        )
+        .into_bytes()
+    };
+    let mut events = vec![
+        event(json!({"type": "response.created", "sequence_number": 0,
+            "response": {"id": "resp_test", "status": "in_progress", "output": []}})),
+        event(
+            json!({"type": "response.output_item.added", "sequence_number": 1,
+            "output_index": 0, "item": item("", "in_progress")}),
+        ),
+    ];
+    let chars: Vec<char> = text.chars().collect();
+    for (n, piece) in chars.chunks(6).enumerate() {
+        events.push(event(
+            json!({"type": "response.function_call_arguments.delta",
+            "sequence_number": 2 + n, "item_id": "fc_test", "output_index": 0,
+            "delta": piece.iter().collect::<String>()}),
+        ));
+    }
+    events.push(event(
+        json!({"type": "response.function_call_arguments.done",
+        "sequence_number": 100, "item_id": "fc_test", "output_index": 0, "arguments": text}),
+    ));
+    events.push(event(
+        json!({"type": "response.output_item.done", "sequence_number": 101,
+        "output_index": 0, "item": item(&text, "completed")}),
+    ));
+    events.push(event(
+        json!({"type": "response.completed", "sequence_number": 102,
+        "response": {"id": "resp_test", "status": "completed",
+            "output": [item(&text, "completed")]}}),
+    ));
+    events
+}
+
+/// A Gemini answer chunk holding one function call.
+pub fn gemini_chunk(name: &str, args: &Value) -> Value {
+    json!({"candidates": [{"content": {"role": "model",
+        "parts": [{"functionCall": {"name": name, "args": args}}]},
+        "finishReason": "STOP", "index": 0}], "modelVersion": "scripted"})
 }

@@ -353,7 +353,7 @@ fn one_listing_may_mix_envelopes() {
     let (layer, published) = listed(catalogue);
     assert_eq!(
         layer.augmented_tools(),
-        ["anthropic", "mcp", "openai", "responses"]
+        ["anthropic", "gemini", "mcp", "openai", "responses"]
     );
     for (shape, declaration) in Shape::ALL.iter().zip(&published) {
         let reason = format!("{}/properties/{REASON_PARAM}", shape.schema_pointer());

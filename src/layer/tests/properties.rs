@@ -188,10 +188,17 @@ fn hostile_call() -> impl Strategy<Value = CallCase> {
             call_name(),
             option::of(arguments()),
             option::of(arguments()),
+            option::of(arguments()),
         )
-            .prop_map(|(name, arguments, input)| {
+            .prop_map(|(name, arguments, input, args)| {
                 let mut body = Map::new();
-                for (key, value) in [("name", name), ("arguments", arguments), ("input", input)] {
+                let pieces = [
+                    ("name", name),
+                    ("arguments", arguments),
+                    ("input", input),
+                    ("args", args),
+                ];
+                for (key, value) in pieces {
                     if let Some(value) = value {
                         body.insert(key.into(), value);
                     }
@@ -210,24 +217,28 @@ fn hostile_call() -> impl Strategy<Value = CallCase> {
         ])),
         option::of(select(vec!["tools/call", "tools/list"])),
         option::of(nested.clone()),
+        option::of(nested.clone()),
         option::of(nested),
         option::of(json_value()),
     )
-        .prop_map(|(mut call, kind, method, function, params, id)| {
-            let pieces = [
-                ("type", kind.map(Value::from)),
-                ("method", method.map(Value::from)),
-                ("function", function),
-                ("params", params),
-                ("id", id),
-            ];
-            for (key, value) in pieces {
-                if let Some(value) = value {
-                    call.insert(key.into(), value);
+        .prop_map(
+            |(mut call, kind, method, function, params, function_call, id)| {
+                let pieces = [
+                    ("type", kind.map(Value::from)),
+                    ("method", method.map(Value::from)),
+                    ("function", function),
+                    ("params", params),
+                    ("functionCall", function_call),
+                    ("id", id),
+                ];
+                for (key, value) in pieces {
+                    if let Some(value) = value {
+                        call.insert(key.into(), value);
+                    }
                 }
-            }
-            Value::Object(call)
-        });
+                Value::Object(call)
+            },
+        );
     prop_oneof![4 => call, 1 => json_value()].prop_map(|call| CallCase { call, oracle: None })
 }
 
@@ -311,18 +322,21 @@ fn expected_augmentation(declaration: &Value, pointer: &str) -> Option<Value> {
 }
 
 /// Every JSON pointer at which some envelope keeps a call's arguments.
-const ARGUMENT_POINTERS: [&str; 4] = [
+const ARGUMENT_POINTERS: [&str; 6] = [
     "/function/arguments",
     "/arguments",
     "/params/arguments",
     "/input",
+    "/functionCall/args",
+    "/args",
 ];
 
-const SCHEMA_POINTERS: [&str; 4] = [
+const SCHEMA_POINTERS: [&str; 5] = [
     "/function/parameters",
     "/parameters",
     "/inputSchema",
     "/input_schema",
+    "/parametersJsonSchema",
 ];
 
 fn properties_object() -> impl Strategy<Value = Value> {
@@ -409,6 +423,7 @@ fn declaration_case() -> impl Strategy<Value = DeclarationCase> {
         "parameters",
         "inputSchema",
         "input_schema",
+        "parametersJsonSchema",
     ]);
     let piece = prop_oneof![schema(), json_value()];
     let hostile = prop_oneof![

@@ -14,14 +14,18 @@ pub enum Shape {
     Responses,
     Mcp,
     Anthropic,
+    /// An entry of a Gemini tool's `functionDeclarations`, with `parametersJsonSchema`. (With
+    /// `parameters` it reads like a Responses declaration; [`gemini_tool`] builds both.)
+    Gemini,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 4] = [
+    pub const ALL: [Shape; 5] = [
         Shape::OpenAi,
         Shape::Responses,
         Shape::Mcp,
         Shape::Anthropic,
+        Shape::Gemini,
     ];
 
     /// A declaration of `name` with `schema`, in this shape.
@@ -47,7 +51,7 @@ impl Shape {
                 declaration.extend(body);
                 Value::Object(declaration)
             }
-            Shape::Mcp | Shape::Anthropic => Value::Object(body),
+            Shape::Mcp | Shape::Anthropic | Shape::Gemini => Value::Object(body),
         }
     }
 
@@ -56,6 +60,7 @@ impl Shape {
             Shape::OpenAi | Shape::Responses => "parameters",
             Shape::Mcp => "inputSchema",
             Shape::Anthropic => "input_schema",
+            Shape::Gemini => "parametersJsonSchema",
         }
     }
 
@@ -66,8 +71,14 @@ impl Shape {
             Shape::Responses => "/parameters",
             Shape::Mcp => "/inputSchema",
             Shape::Anthropic => "/input_schema",
+            Shape::Gemini => "/parametersJsonSchema",
         }
     }
+}
+
+/// A Gemini tool: `{"functionDeclarations": [...]}` holding `declarations`.
+pub fn gemini_tool(declarations: Vec<Value>) -> Value {
+    json!({ "functionDeclarations": declarations })
 }
 
 /// Where a call keeps its id, name and arguments.
@@ -83,15 +94,22 @@ pub enum CallShape {
     McpParams,
     /// `{"type":"tool_use","id","name","input"}`
     Anthropic,
+    /// A Gemini part, `{"functionCall":{"id","name","args"}}`, with a `thoughtSignature` beside.
+    GeminiPart,
+    /// The bare Gemini `functionCall` object, `{"name","args"}`, with no id (as the API often
+    /// answers).
+    GeminiCall,
 }
 
 impl CallShape {
-    pub const ALL: [CallShape; 5] = [
+    pub const ALL: [CallShape; 7] = [
         CallShape::OpenAi,
         CallShape::Responses,
         CallShape::McpRequest,
         CallShape::McpParams,
         CallShape::Anthropic,
+        CallShape::GeminiPart,
+        CallShape::GeminiCall,
     ];
 
     /// A call numbered `n` to `name` with `arguments`.
@@ -134,6 +152,14 @@ impl CallShape {
                 call.insert("id".into(), Value::from(format!("toolu_{n}")));
                 call.extend(body);
             }
+            CallShape::GeminiPart => {
+                let mut function_call = Map::new();
+                function_call.insert("id".into(), Value::from(format!("gc_{n}")));
+                function_call.extend(body);
+                call.insert("functionCall".into(), Value::Object(function_call));
+                call.insert("thoughtSignature".into(), Value::from("c2ln"));
+            }
+            CallShape::GeminiCall => call = body,
         }
         Value::Object(call)
     }
@@ -141,6 +167,7 @@ impl CallShape {
     fn arguments_key(self) -> &'static str {
         match self {
             CallShape::Anthropic => "input",
+            CallShape::GeminiPart | CallShape::GeminiCall => "args",
             _ => "arguments",
         }
     }
@@ -152,6 +179,8 @@ impl CallShape {
             CallShape::Responses | CallShape::McpParams => "/arguments",
             CallShape::McpRequest => "/params/arguments",
             CallShape::Anthropic => "/input",
+            CallShape::GeminiPart => "/functionCall/args",
+            CallShape::GeminiCall => "/args",
         }
     }
 
@@ -160,8 +189,9 @@ impl CallShape {
         match self {
             CallShape::OpenAi | CallShape::Responses => Some(format!("call_{n}")),
             CallShape::McpRequest => Some(n.to_string()),
-            CallShape::McpParams => None,
+            CallShape::McpParams | CallShape::GeminiCall => None,
             CallShape::Anthropic => Some(format!("toolu_{n}")),
+            CallShape::GeminiPart => Some(format!("gc_{n}")),
         }
     }
 }

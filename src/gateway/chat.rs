@@ -1,0 +1,431 @@
+//! OpenAI Chat Completions answers streamed as chunks: a call's `arguments` arrive in fragments
+//! spread over chunks, per choice and per call `index`.
+//!
+//! The fragments of a call to a tracked tool are taken out of the chunks that carry them (a chunk
+//! left with nothing else is held back whole) until the call is complete — the next call index
+//! of its choice, the choice's `finish_reason`, `[DONE]` or the end of the stream — and are then
+//! sent in one chunk of their own holding the stripped arguments.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::rewrite::{EventRewriter, Output};
+use super::sse::{self, Fields};
+use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
+
+/// A call whose arguments are still arriving.
+#[derive(Debug)]
+struct Call {
+    tool: Option<String>,
+    id: Option<String>,
+    arguments: String,
+    /// Whether its fragments are being held (a call to a tracked tool, and stripping is on).
+    held: bool,
+    /// The chunk's fields other than `choices` (id, object, created, model…), for the chunk
+    /// that carries the stripped arguments.
+    template: Map<String, Value>,
+}
+
+/// Rewrites a Chat Completions stream.
+pub struct ChunkStream {
+    tracked: Arc<ToolNames>,
+    strip: bool,
+    /// Calls being assembled, by choice index and call index.
+    calls: BTreeMap<(u64, u64), Call>,
+}
+
+impl ChunkStream {
+    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> ChunkStream {
+        ChunkStream {
+            tracked,
+            strip,
+            calls: BTreeMap::new(),
+        }
+    }
+
+    /// Completes the calls of `choice` (every choice when `None`) that `keep` does not keep,
+    /// noting their reasons and sending the held arguments.
+    fn complete(&mut self, choice: Option<u64>, keep: Option<u64>, out: &mut Output) {
+        let done: Vec<(u64, u64)> = self
+            .calls
+            .keys()
+            .filter(|(c, i)| choice.is_none_or(|choice| *c == choice) && Some(*i) != keep)
+            .copied()
+            .collect();
+        for key in done {
+            let call = self.calls.remove(&key).expect("a call being assembled");
+            self.finish(key, call, out);
+        }
+    }
+
+    fn finish(&self, (choice, index): (u64, u64), call: Call, out: &mut Output) {
+        let tracked = call
+            .tool
+            .as_deref()
+            .is_some_and(|tool| self.tracked.contains(tool));
+        let mut arguments = call.arguments;
+        if tracked {
+            if let Some((reason, stripped)) = strip_arguments_text(&arguments) {
+                out.reasons.push(TakenReason {
+                    tool: call.tool.clone().unwrap_or_default(),
+                    call_id: call.id.clone(),
+                    request_id: None,
+                    reason,
+                });
+                if call.held {
+                    arguments = stripped;
+                }
+            }
+        }
+        if !call.held {
+            return;
+        }
+        let mut chunk = call.template;
+        chunk.insert(
+            "choices".to_owned(),
+            json!([{
+                "index": choice,
+                "delta": {"tool_calls": [{"index": index, "function": {"arguments": arguments}}]},
+                "finish_reason": null
+            }]),
+        );
+        out.bytes
+            .extend(sse::event(None, &Value::Object(chunk).to_string()));
+    }
+
+    /// Reads one chunk, taking the held fragments out of it; returns whether it changed.
+    fn chunk(&mut self, chunk: &mut Map<String, Value>, out: &mut Output) -> bool {
+        let template: Map<String, Value> = chunk
+            .iter()
+            .filter(|(key, _)| *key != "choices" && *key != "usage")
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
+            return false;
+        };
+        let mut changed = false;
+        for choice in choices.iter_mut() {
+            let number = choice.get("index").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(Value::Array(deltas)) = choice
+                .get_mut("delta")
+                .and_then(|delta| delta.get_mut("tool_calls"))
+            {
+                for delta in deltas.iter_mut() {
+                    changed |= self.fragment(number, delta, &template, out);
+                }
+                deltas.retain(|delta| !is_only_an_index(delta));
+            }
+            let finished = choice
+                .get("finish_reason")
+                .is_some_and(|reason| !reason.is_null());
+            if finished {
+                self.complete(Some(number), None, out);
+            }
+        }
+        if changed {
+            for choice in choices.iter_mut() {
+                if let Some(Value::Object(delta)) = choice.get_mut("delta") {
+                    if delta
+                        .get("tool_calls")
+                        .and_then(Value::as_array)
+                        .is_some_and(Vec::is_empty)
+                    {
+                        delta.remove("tool_calls");
+                    }
+                }
+            }
+            choices.retain(|choice| !is_empty_choice(choice));
+        }
+        changed
+    }
+
+    /// One call delta: a new call index completes the choice's others; a fragment of a held call
+    /// is taken out. Returns whether the delta changed.
+    fn fragment(
+        &mut self,
+        choice: u64,
+        delta: &mut Value,
+        template: &Map<String, Value>,
+        out: &mut Output,
+    ) -> bool {
+        let index = delta.get("index").and_then(Value::as_u64).unwrap_or(0);
+        if !self.calls.contains_key(&(choice, index)) {
+            self.complete(Some(choice), Some(index), out);
+            let tool = delta
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let held = self.strip && tool.as_deref().is_some_and(|t| self.tracked.contains(t));
+            let call = Call {
+                tool,
+                id: delta.get("id").and_then(Value::as_str).map(str::to_owned),
+                arguments: String::new(),
+                held,
+                template: template.clone(),
+            };
+            self.calls.insert((choice, index), call);
+        }
+        let call = self.calls.get_mut(&(choice, index)).expect("noted above");
+        let Some(function) = delta.get_mut("function").and_then(Value::as_object_mut) else {
+            return false;
+        };
+        let Some(Value::String(fragment)) = function.get("arguments") else {
+            return false;
+        };
+        call.arguments.push_str(fragment);
+        if call.held && !fragment.is_empty() {
+            function.remove("arguments");
+            return true;
+        }
+        false
+    }
+}
+
+/// A call delta with nothing left but its index.
+fn is_only_an_index(delta: &Value) -> bool {
+    delta.as_object().is_some_and(|delta| {
+        delta.iter().all(|(key, value)| {
+            key == "index" || (key == "function" && value.as_object().is_some_and(Map::is_empty))
+        })
+    })
+}
+
+/// A choice whose delta is empty and that says nothing else.
+fn is_empty_choice(choice: &Value) -> bool {
+    choice.as_object().is_some_and(|choice| {
+        choice.iter().all(|(key, value)| match key.as_str() {
+            "index" => true,
+            "delta" => value.as_object().is_some_and(Map::is_empty),
+            _ => value.is_null(),
+        })
+    })
+}
+
+impl EventRewriter for ChunkStream {
+    fn event(&mut self, event: &[u8], out: &mut Output) {
+        let Some(fields) = Fields::parse(event) else {
+            out.bytes.extend_from_slice(event);
+            return;
+        };
+        if fields.data.trim() == "[DONE]" {
+            self.complete(None, None, out);
+            out.bytes.extend_from_slice(event);
+            return;
+        }
+        // With no call being assembled, only a chunk that starts one needs reading.
+        if self.calls.is_empty() && !fields.data.contains("\"tool_calls\"") {
+            out.bytes.extend_from_slice(event);
+            return;
+        }
+        let Ok(Value::Object(mut chunk)) = serde_json::from_str::<Value>(&fields.data) else {
+            out.bytes.extend_from_slice(event);
+            return;
+        };
+        // Calls this chunk completes go out before it.
+        let mut completed = Output::default();
+        let changed = self.chunk(&mut chunk, &mut completed);
+        out.bytes.append(&mut completed.bytes);
+        out.reasons.append(&mut completed.reasons);
+        if !changed {
+            out.bytes.extend_from_slice(event);
+            return;
+        }
+        let says_more = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .is_some_and(|c| !c.is_empty())
+            || chunk.get("usage").is_some_and(|usage| !usage.is_null());
+        if says_more {
+            out.bytes
+                .extend(sse::event(fields.name, &Value::Object(chunk).to_string()));
+        }
+    }
+
+    fn end(&mut self, out: &mut Output) {
+        self.complete(None, None, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::gateway::sse::Splitter;
+
+    fn data(chunk: &Value) -> Vec<u8> {
+        format!("data: {chunk}\n\n").into_bytes()
+    }
+
+    fn chunk(choices: Value) -> Vec<u8> {
+        data(
+            &json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 7,
+            "model": "gpt-test", "choices": choices}),
+        )
+    }
+
+    fn delta(choice: u64, delta: Value) -> Vec<u8> {
+        chunk(json!([{"index": choice, "delta": delta, "finish_reason": null}]))
+    }
+
+    fn start(choice: u64, index: u64, id: &str, name: &str) -> Vec<u8> {
+        delta(
+            choice,
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+            "function": {"name": name, "arguments": ""}}]}),
+        )
+    }
+
+    fn fragment(choice: u64, index: u64, text: &str) -> Vec<u8> {
+        delta(
+            choice,
+            json!({"tool_calls": [{"index": index, "function": {"arguments": text}}]}),
+        )
+    }
+
+    fn finish(choice: u64) -> Vec<u8> {
+        chunk(json!([{"index": choice, "delta": {}, "finish_reason": "tool_calls"}]))
+    }
+
+    fn run(events: &[Vec<u8>], strip: bool) -> Output {
+        let tracked: ToolNames = ["shell".to_owned()].into();
+        let mut stream = ChunkStream::new(Arc::new(tracked), strip);
+        let mut out = Output::default();
+        for event in events {
+            stream.event(event, &mut out);
+        }
+        stream.end(&mut out);
+        out
+    }
+
+    /// The arguments each (choice, call index) was sent, and the chunks' data in order.
+    fn sent(bytes: &[u8]) -> (BTreeMap<(u64, u64), String>, Vec<String>) {
+        let mut arguments = BTreeMap::new();
+        let mut datas = Vec::new();
+        Splitter::new().push(bytes, &mut |event| {
+            let fields = Fields::parse(event).unwrap();
+            datas.push(fields.data.to_string());
+            let Ok(chunk) = serde_json::from_str::<Value>(&fields.data) else {
+                return;
+            };
+            for choice in chunk["choices"].as_array().into_iter().flatten() {
+                for call in choice["delta"]["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(text) = call["function"]["arguments"].as_str() {
+                        let key = (
+                            choice["index"].as_u64().unwrap(),
+                            call["index"].as_u64().unwrap(),
+                        );
+                        arguments
+                            .entry(key)
+                            .or_insert_with(String::new)
+                            .push_str(text);
+                    }
+                }
+            }
+        });
+        (arguments, datas)
+    }
+
+    #[test]
+    fn parallel_calls_each_get_one_stripped_fragment_when_the_next_index_starts() {
+        let events = vec![
+            delta(0, json!({"role": "assistant", "content": null})),
+            start(0, 0, "call_a", "shell"),
+            fragment(0, 0, "{\"command\":[\"ls\"],"),
+            fragment(0, 0, "\"reason\":\"Look\"}"),
+            start(0, 1, "call_b", "shell"),
+            fragment(0, 1, "{\"reason\":\"Count\",\"command\":[\"wc\"]}"),
+            finish(0),
+            b"data: [DONE]\n\n".to_vec(),
+        ];
+        let out = run(&events, true);
+        let (arguments, datas) = sent(&out.bytes);
+        assert_eq!(arguments[&(0, 0)], "{\"command\":[\"ls\"]}");
+        assert_eq!(arguments[&(0, 1)], "{\"command\":[\"wc\"]}");
+        let reasons: Vec<String> = out.reasons.iter().map(ToString::to_string).collect();
+        assert_eq!(reasons, ["shell: Look", "shell: Count"]);
+        assert_eq!(out.reasons[1].call_id.as_deref(), Some("call_b"));
+        // Call a's arguments go out before call b starts; the stream still ends as it did.
+        let a = datas
+            .iter()
+            .position(|d| d.contains("{\\\"command\\\":[\\\"ls\\\"]}"))
+            .unwrap();
+        let b = datas.iter().position(|d| d.contains("call_b")).unwrap();
+        assert!(a < b);
+        assert_eq!(datas.last().unwrap(), "[DONE]");
+        assert!(datas
+            .iter()
+            .any(|d| d.contains("\"finish_reason\":\"tool_calls\"")));
+    }
+
+    #[test]
+    fn several_choices_are_assembled_apart() {
+        let events = vec![
+            start(0, 0, "call_0", "shell"),
+            start(1, 0, "call_1", "shell"),
+            fragment(1, 0, "{\"command\":\"b\",\"reason\":\"second\"}"),
+            fragment(0, 0, "{\"command\":\"a\",\"reason\":\"first\"}"),
+            chunk(
+                json!([{"index": 0, "delta": {}, "finish_reason": "tool_calls"},
+                {"index": 1, "delta": {}, "finish_reason": "tool_calls"}]),
+            ),
+        ];
+        let out = run(&events, true);
+        let (arguments, _) = sent(&out.bytes);
+        assert_eq!(arguments[&(0, 0)], "{\"command\":\"a\"}");
+        assert_eq!(arguments[&(1, 0)], "{\"command\":\"b\"}");
+        assert_eq!(out.reasons.len(), 2);
+    }
+
+    #[test]
+    fn a_call_without_a_reason_is_sent_as_it_was_written() {
+        let events = vec![
+            start(0, 0, "call_a", "shell"),
+            fragment(0, 0, "{\"command\": "),
+            fragment(0, 0, "\"ls\"}"),
+        ];
+        let out = run(&events, true);
+        assert_eq!(sent(&out.bytes).0[&(0, 0)], "{\"command\": \"ls\"}");
+        assert!(out.reasons.is_empty());
+    }
+
+    #[test]
+    fn other_tools_text_and_no_strip_pass_as_they_came() {
+        let events = vec![
+            delta(0, json!({"content": "Hello"})),
+            start(0, 0, "call_x", "other"),
+            fragment(0, 0, "{\"reason\":\"not ours\"}"),
+            finish(0),
+        ];
+        let out = run(&events, true);
+        assert_eq!(out.bytes, events.concat());
+        let ours = vec![
+            start(0, 0, "call_a", "shell"),
+            fragment(0, 0, "{\"reason\":\"r\"}"),
+            finish(0),
+        ];
+        let out = run(&ours, false);
+        assert_eq!(out.bytes, ours.concat());
+        assert_eq!(out.reasons.len(), 1);
+    }
+
+    #[test]
+    fn a_chunk_with_text_beside_a_fragment_keeps_its_text() {
+        let mixed = chunk(
+            json!([{"index": 0, "delta": {"content": "and", "tool_calls": [
+            {"index": 0, "function": {"arguments": "{\"reason\":\"r\"}"}}]}, "finish_reason": null}]),
+        );
+        let out = run(&[start(0, 0, "call_a", "shell"), mixed], true);
+        let (arguments, datas) = sent(&out.bytes);
+        assert_eq!(arguments[&(0, 0)], "{}");
+        assert!(datas
+            .iter()
+            .any(|d| d.contains("\"content\":\"and\"") && !d.contains("\\\"r\\\"")));
+    }
+}
