@@ -645,3 +645,72 @@ fn events_go_on_as_they_arrive_while_the_upstream_is_still_streaming() {
     assert!(text.contains("message_stop"), "{text}");
     assert!(!text.contains(REASON), "{text}");
 }
+
+#[test]
+fn tls_to_the_upstream_is_verified() {
+    // A TLS server on loopback whose certificate no authority signed: the gateway must refuse it.
+    let dir = tempfile::tempdir().unwrap();
+    let (key, cert) = (dir.path().join("key.pem"), dir.path().join("cert.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl makes a self-signed certificate");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut server = std::process::Command::new("openssl")
+        .args([
+            "s_server",
+            "-quiet",
+            "-www",
+            "-accept",
+            &port.to_string(),
+            "-cert",
+        ])
+        .arg(&cert)
+        .arg("-key")
+        .arg(&key)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("openssl s_server starts");
+    // The server is up once it accepts a connection.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "openssl s_server did not start");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let gateway = Gateway::start(&format!("https://127.0.0.1:{port}"), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(reply.status, 502);
+    let message = reply.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("certificate"), "{message}");
+}
