@@ -9,15 +9,17 @@ use std::convert::Infallible;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -364,18 +366,31 @@ impl Gateway {
             let mut stream = exchange.stream();
             let session = exchange.session.as_deref();
             loop {
-                match body.frame().await {
-                    Some(Ok(frame)) => {
-                        // Trailers: an event stream has none worth keeping.
-                        let Ok(data) = frame.into_data() else {
-                            continue;
-                        };
-                        if !gateway.send(&mut sender, stream.push(&data), session).await {
+                let (pieces, ended) = ready_frames(&mut body).await;
+                let mut out = Output::default();
+                for piece in pieces {
+                    let mut more = stream.push(&piece);
+                    out.bytes.append(&mut more.bytes);
+                    out.reasons.append(&mut more.reasons);
+                }
+                match ended {
+                    None => {
+                        if !gateway.send(&mut sender, out, session).await {
                             return;
                         }
                     }
+                    Some(Ok(())) => {
+                        let mut last = stream.end();
+                        out.bytes.append(&mut last.bytes);
+                        out.reasons.append(&mut last.reasons);
+                        let _ = gateway.send(&mut sender, out, session).await;
+                        return;
+                    }
                     Some(Err(error)) => {
-                        if gateway.send(&mut sender, stream.end(), session).await {
+                        let mut last = stream.end();
+                        out.bytes.append(&mut last.bytes);
+                        out.reasons.append(&mut last.reasons);
+                        if gateway.send(&mut sender, out, session).await {
                             // hyper drops what it has not yet written when a body fails, so
                             // the last bytes are given time to leave before the failure does.
                             let sent = Duration::from_millis(2);
@@ -389,10 +404,6 @@ impl Gateway {
                         }
                         // The agent sees the stream break off, as it would without the gateway.
                         sender.abort(Box::new(error));
-                        return;
-                    }
-                    None => {
-                        let _ = gateway.send(&mut sender, stream.end(), session).await;
                         return;
                     }
                 }
@@ -428,6 +439,26 @@ impl Gateway {
             }
         }
     }
+}
+
+/// Waits for the upstream's next piece of body, then takes every piece that has already arrived
+/// as well, so that a burst of events is rewritten and sent on in one write instead of one each;
+/// nothing waits for more than what is there. Says too whether the body ended, and how.
+async fn ready_frames(body: &mut Incoming) -> (Vec<Bytes>, Option<Result<(), hyper::Error>>) {
+    std::future::poll_fn(|cx| {
+        let mut pieces = Vec::new();
+        loop {
+            match Pin::new(&mut *body).poll_frame(cx) {
+                // Trailers: an event stream has none worth keeping.
+                Poll::Ready(Some(Ok(frame))) => pieces.extend(frame.into_data().ok()),
+                Poll::Ready(Some(Err(error))) => return Poll::Ready((pieces, Some(Err(error)))),
+                Poll::Ready(None) => return Poll::Ready((pieces, Some(Ok(())))),
+                Poll::Pending if pieces.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready((pieces, None)),
+            }
+        }
+    })
+    .await
 }
 
 /// An error answer in the envelope of the API the path belongs to.

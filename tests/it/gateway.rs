@@ -596,3 +596,121 @@ fn malformed_events_pass_as_they_came() {
     assert!(reply.body.windows(passed.len()).any(|w| w == passed));
     assert_logged(&gateway, "toolu_m");
 }
+
+#[test]
+fn events_go_on_as_they_arrive_while_the_upstream_is_still_streaming() {
+    let events = message_events(&[
+        json!({"type": "text", "text": "Thinking it over"}),
+        json!({"type": "tool_use", "id": "toolu_g", "name": "Bash",
+            "input": {"command": "ls", "reason": REASON}}),
+    ]);
+    let (release, gate) = std::sync::mpsc::channel();
+    let gate = Mutex::new(Some(gate));
+    // The text block is sent; the call waits until the client has seen the text.
+    let (first, rest) = (events[..5].to_vec(), events[5..].to_vec());
+    let upstream = Upstream::start(move |_| {
+        let gate = gate.lock().unwrap().take().expect("one request");
+        Answer::Gated(first.clone(), gate, rest.clone())
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let mut stream = TcpStream::connect(gateway.address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let body = messages_request(&[bash_tool()], true);
+    write!(
+        stream,
+        "POST /v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(&body).unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0; 4096];
+    // The text's last delta, the last event before the gate.
+    while !String::from_utf8_lossy(&seen).contains("\"text\":\"over\"") {
+        let read = stream
+            .read(&mut buffer)
+            .expect("the text arrives before the call is sent");
+        assert!(
+            read > 0,
+            "the answer ended early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buffer[..read]);
+    }
+    release.send(()).unwrap();
+    stream.read_to_end(&mut seen).unwrap();
+    let text = String::from_utf8_lossy(&seen);
+    assert!(text.contains("message_stop"), "{text}");
+    assert!(!text.contains(REASON), "{text}");
+}
+
+#[test]
+fn tls_to_the_upstream_is_verified() {
+    // A TLS server on loopback whose certificate no authority signed: the gateway must refuse it.
+    let dir = tempfile::tempdir().unwrap();
+    let (key, cert) = (dir.path().join("key.pem"), dir.path().join("cert.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl makes a self-signed certificate");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let mut server = std::process::Command::new("openssl")
+        .args([
+            "s_server",
+            "-quiet",
+            "-www",
+            "-accept",
+            &port.to_string(),
+            "-cert",
+        ])
+        .arg(&cert)
+        .arg("-key")
+        .arg(&key)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("openssl s_server starts");
+    // The server is up once it accepts a connection.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "openssl s_server did not start");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let gateway = Gateway::start(&format!("https://127.0.0.1:{port}"), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(reply.status, 502);
+    let message = reply.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.contains("certificate"), "{message}");
+}

@@ -39,6 +39,13 @@ pub enum Answer {
     Json(u16, Value),
     /// A stream of server-sent events, each written (and flushed) on its own.
     Events(Vec<Vec<u8>>),
+    /// The same, one event every so often, as a model writes them while it samples (the
+    /// benchmark's).
+    #[allow(dead_code)]
+    Paced(Vec<Vec<u8>>, Duration),
+    /// The first events, then the rest once the test says so: what was sent must reach the
+    /// client while the upstream is still waiting.
+    Gated(Vec<Vec<u8>>, std::sync::mpsc::Receiver<()>, Vec<Vec<u8>>),
     /// These bytes as the whole answer, headers included, and the connection closed.
     Raw(Vec<u8>),
     /// Stream these events, then drop the connection without ending the stream.
@@ -134,9 +141,15 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, script: &Script) {
                 writer.write_all(head.as_bytes()).is_ok()
                     && writer.write_all(body.as_bytes()).is_ok()
             }
-            Answer::Events(events) => write_events(&mut writer, &events, true),
+            Answer::Events(events) => write_events(&mut writer, &events, true, Duration::ZERO),
+            Answer::Paced(events, pause) => write_events(&mut writer, &events, true, pause),
+            Answer::Gated(first, gate, rest) => {
+                write_events(&mut writer, &first, false, Duration::ZERO);
+                let _ = gate.recv();
+                write_chunks(&mut writer, &rest) && writer.write_all(b"0\r\n\r\n").is_ok()
+            }
             Answer::CutAfter(events) => {
-                write_events(&mut writer, &events, false);
+                write_events(&mut writer, &events, false, Duration::ZERO);
                 false
             }
             Answer::Raw(bytes) => {
@@ -151,19 +164,25 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, script: &Script) {
     }
 }
 
-/// Writes a chunked event stream, one chunk per event; ends it when `complete`.
-fn write_events(writer: &mut TcpStream, events: &[Vec<u8>], complete: bool) -> bool {
+/// Writes a chunked event stream, one chunk per event, `pause` apart; ends it when `complete`.
+fn write_events(
+    writer: &mut TcpStream,
+    events: &[Vec<u8>],
+    complete: bool,
+    pause: Duration,
+) -> bool {
     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
     if writer.write_all(head.as_bytes()).is_err() {
         return false;
     }
-    for event in events {
-        let chunk = [format!("{:x}\r\n", event.len()).as_bytes(), event, b"\r\n"].concat();
-        if writer
-            .write_all(&chunk)
-            .and_then(|()| writer.flush())
-            .is_err()
-        {
+    // Each event is due at its own time from the start, so that late wake-ups do not add up.
+    let start = std::time::Instant::now();
+    for (n, event) in events.iter().enumerate() {
+        let due = start + pause * u32::try_from(n).unwrap_or(u32::MAX);
+        if let Some(wait) = due.checked_duration_since(std::time::Instant::now()) {
+            thread::sleep(wait);
+        }
+        if !write_chunks(writer, std::slice::from_ref(event)) {
             return false;
         }
     }
@@ -218,6 +237,17 @@ fn read_body(reader: &mut impl BufRead, headers: &[(String, String)]) -> Option<
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
     Some(body)
+}
+
+/// Writes each event as one chunk, flushed.
+fn write_chunks(writer: &mut TcpStream, events: &[Vec<u8>]) -> bool {
+    events.iter().all(|event| {
+        let chunk = [format!("{:x}\r\n", event.len()).as_bytes(), event, b"\r\n"].concat();
+        writer
+            .write_all(&chunk)
+            .and_then(|()| writer.flush())
+            .is_ok()
+    })
 }
 
 /// Reads a chunked body into `body`; `None` when it breaks off before its last chunk, with what

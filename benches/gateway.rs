@@ -1,0 +1,423 @@
+//! `cargo bench --bench gateway`: what `reasons gateway` adds to a model API's answers.
+//!
+//! A scripted model API on loopback (the one the tests use) streams answers in each envelope the
+//! gateway rewrites — Anthropic Messages, OpenAI Chat, OpenAI Responses, Gemini — and the same
+//! requests go to it directly and through the release gateway, on one kept-alive connection
+//! each. For each envelope the benchmark prints:
+//!
+//! - the time to the first event of a streamed answer holding a call with a reason, median and
+//!   90th percentile, direct and through the gateway, and the median added;
+//! - the time a 1.4 MiB streamed answer (4096 text deltas, then a call) takes, median of 50,
+//!   direct and through the gateway;
+//!
+//! then the gateway's resident memory after a warm-up and after 10,000 more requests (each a
+//! call whose reason is taken off and logged), and how long `reasons hook claude-code` takes to
+//! find a reason near the end of a large log.
+//!
+//! Settings, from the environment: `REASONS_BENCH_REQUESTS` (requests timed for the first
+//! event, default 2000), `REASONS_BENCH_SOAK` (requests between the two memory readings,
+//! default 10000).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+#[allow(dead_code)]
+#[path = "../tests/it/upstream.rs"]
+mod upstream;
+
+use upstream::{
+    bash_tool, chat_chunks, gemini_chunk, message_events, read_chunks, read_headers,
+    responses_events, sse, Answer, Upstream,
+};
+
+const REASONS: &str = env!("CARGO_BIN_EXE_reasons");
+
+/// The time between the events of a paced answer: 10,000 events a second, far faster than any
+/// model samples, yet a pace at which the gateway keeps up instead of queueing.
+const PAUSE_MICROS: u64 = 100;
+
+/// One model API: the path its requests go to, a request body declaring a shell tool, and its
+/// answers as the scripted upstream streams them.
+#[derive(Clone)]
+struct Envelope {
+    name: &'static str,
+    path: &'static str,
+    body: String,
+    /// A short answer: a little text and one call with a reason.
+    small: Vec<Vec<u8>>,
+    /// About 1.4 MiB of text in 4096 deltas, then the same call.
+    big: Vec<Vec<u8>>,
+}
+
+fn main() {
+    let requests = setting("REASONS_BENCH_REQUESTS", 2000);
+    let soak = setting("REASONS_BENCH_SOAK", 10_000);
+    let envelopes = envelopes();
+    let answers = envelopes.clone();
+    let upstream = Upstream::start(move |request| {
+        let Envelope { small, big, .. } = answers
+            .iter()
+            .find(|envelope| request.path.starts_with(envelope.path))
+            .expect("a scripted path");
+        if request.path.contains("paced") {
+            Answer::Paced(big.clone(), Duration::from_micros(PAUSE_MICROS))
+        } else if request.path.contains("big") {
+            Answer::Events(big.clone())
+        } else {
+            Answer::Events(small.clone())
+        }
+    });
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let log = dir.path().join("reasons.jsonl");
+    let (mut child, gateway) = start_gateway(&upstream.url(), &log);
+    let mut direct = Client::connect(upstream.address);
+    let mut through = Client::connect(gateway);
+    println!(
+        "reasons gateway against a scripted model API on loopback ({} cores)\n",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    for envelope in &envelopes {
+        for _ in 0..200 {
+            direct.post(envelope.path, &envelope.body);
+            through.post(envelope.path, &envelope.body);
+        }
+    }
+    let rss_warm = rss_kib(child.id());
+    println!(
+        "{:<10} {:>23} {:>23} {:>8}  {:>25} {:>7}  {:>27} {:>7}",
+        "",
+        "first event, direct",
+        "through the gateway",
+        "added",
+        "paced 1.4 MiB, direct/gw",
+        "added",
+        "unpaced 1.4 MiB, direct/gw",
+        "added"
+    );
+    for envelope in &envelopes {
+        // Alternating, so that a slow spell of the machine falls on both alike.
+        let (mut first_direct, mut first_through) = (Vec::new(), Vec::new());
+        for _ in 0..requests {
+            first_direct.push(direct.post(envelope.path, &envelope.body).first_event);
+            first_through.push(through.post(envelope.path, &envelope.body).first_event);
+        }
+        let whole = |client_a: &mut Client, client_b: &mut Client, path: &str, runs: usize| {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for _ in 0..runs {
+                a.push(client_a.post(path, &envelope.body).total);
+                b.push(client_b.post(path, &envelope.body).total);
+            }
+            (percentile(&mut a, 50), percentile(&mut b, 50))
+        };
+        let paced = whole(
+            &mut direct,
+            &mut through,
+            &format!("{}?paced", envelope.path),
+            5,
+        );
+        let unpaced = whole(
+            &mut direct,
+            &mut through,
+            &format!("{}?big", envelope.path),
+            50,
+        );
+        let added = |(direct, through): (Duration, Duration)| {
+            (through.as_secs_f64() / direct.as_secs_f64() - 1.0) * 100.0
+        };
+        let (median_direct, median_through) = (
+            percentile(&mut first_direct, 50),
+            percentile(&mut first_through, 50),
+        );
+        println!(
+            "{:<10} {:>6.1} µs (p90 {:>6.1}) {:>6.1} µs (p90 {:>6.1}) {:>5.1} µs  {:>9.1} / {:>6.1} ms {:>+6.1}%  {:>11.2} / {:>6.2} ms {:>+6.1}%",
+            envelope.name,
+            micros(median_direct),
+            micros(percentile(&mut first_direct, 90)),
+            micros(median_through),
+            micros(percentile(&mut first_through, 90)),
+            micros(median_through) - micros(median_direct),
+            millis(paced.0),
+            millis(paced.1),
+            added(paced),
+            millis(unpaced.0),
+            millis(unpaced.1),
+            added(unpaced),
+        );
+    }
+    println!(
+        "targets: at most 1000 µs added to the first event (median), at most +5% on the paced answer"
+    );
+    println!("(unpaced, the upstream writes as fast as it can, and it, the client and the gateway share the cores)\n");
+
+    let before = rss_kib(child.id());
+    for n in 0..soak {
+        let envelope = &envelopes[n % envelopes.len()];
+        through.post(envelope.path, &envelope.body);
+    }
+    let after = rss_kib(child.id());
+    println!(
+        "gateway resident memory: {rss_warm} KiB after warm-up, {before} KiB before and {after} KiB after {soak} more requests"
+    );
+    let logged = std::fs::read_to_string(&log)
+        .expect("the reasons log")
+        .lines()
+        .count();
+    println!("reasons logged: {logged}");
+    let _ = child.kill();
+    let _ = child.wait();
+    hook_latency(dir.path());
+}
+
+/// How long `reasons hook claude-code` takes to find a reason near the end of a large log.
+fn hook_latency(dir: &std::path::Path) {
+    let log = dir.join("large.jsonl");
+    let mut text = String::new();
+    for n in 0..200_000 {
+        let record = json!({"time": "2026-12-01T08:00:00.000Z", "via": "gateway", "tool": "Bash",
+            "call_id": format!("toolu_{n:08}"), "reason": "Look at what the folder holds before changing it"});
+        text.push_str(&record.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&log, &text).expect("the log is written");
+    let input = json!({"tool_name": "Bash", "tool_input": {"command": "ls"},
+        "tool_use_id": "toolu_00199990"})
+    .to_string();
+    let mut times = Vec::new();
+    for _ in 0..50 {
+        let start = Instant::now();
+        let mut hook = Command::new(REASONS)
+            .args(["hook", "claude-code", "--reasons-log"])
+            .arg(&log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the hook runs");
+        hook.stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("written");
+        let output = hook.wait_with_output().expect("the hook ends");
+        times.push(start.elapsed());
+        assert!(String::from_utf8_lossy(&output.stdout).contains("systemMessage"));
+    }
+    println!(
+        "reasons hook, a log of {} MB (200,000 reasons), the call 10 from its end: median {:.2} ms, process start included",
+        text.len() / 1_000_000,
+        millis(percentile(&mut times, 50))
+    );
+}
+
+fn envelopes() -> Vec<Envelope> {
+    let text = "All work and no play makes a dull model. ".repeat(6);
+    let arguments = json!({"command": "ls -la", "reason": "See what the folder holds"});
+    let schema = json!({"type": "object", "properties": {"command": {"type": "string"}}});
+    let ask = "Where is the config?";
+    let anthropic_small = message_events(&[
+        json!({"type": "text", "text": "Let me look."}),
+        json!({"type": "tool_use", "id": "toolu_bench", "name": "Bash", "input": arguments}),
+    ]);
+    // The text block's deltas go between its start and its stop.
+    let mut anthropic_big = message_events(&[
+        json!({"type": "text", "text": ""}),
+        json!({"type": "tool_use", "id": "toolu_bench", "name": "Bash", "input": arguments}),
+    ]);
+    let text_delta = sse(
+        "content_block_delta",
+        &json!({"type": "content_block_delta",
+        "index": 0, "delta": {"type": "text_delta", "text": text}}),
+    );
+    anthropic_big.splice(2..2, std::iter::repeat_n(text_delta, 4096));
+
+    let chat_call = [("call_bench", "shell", arguments.clone())];
+    let chat_small = chat_chunks(&chat_call);
+    let mut chat_big = chat_small.clone();
+    let text_chunk = format!(
+        "data: {}\n\n",
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
+    );
+    chat_big.splice(1..1, std::iter::repeat_n(text_chunk.into_bytes(), 4096));
+
+    let responses_small = responses_events("call_bench", "shell", &arguments);
+    let mut responses_big = responses_small.clone();
+    let text_event = format!(
+        "event: response.output_text.delta\ndata: {}\n\n",
+        json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+            "content_index": 0, "delta": text})
+    );
+    responses_big.splice(1..1, std::iter::repeat_n(text_event.into_bytes(), 4096));
+
+    let gemini_call = format!(
+        "data: {}\r\n\r\n",
+        gemini_chunk("run_shell_command", &arguments)
+    );
+    let gemini_text = format!(
+        "data: {}\r\n\r\n",
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+            "index": 0}]})
+    );
+    let gemini_small = vec![
+        gemini_text.clone().into_bytes(),
+        gemini_call.clone().into_bytes(),
+    ];
+    let mut gemini_big: Vec<Vec<u8>> =
+        std::iter::repeat_n(gemini_text.into_bytes(), 4096).collect();
+    gemini_big.push(gemini_call.into_bytes());
+
+    vec![
+        Envelope {
+            name: "anthropic",
+            path: "/v1/messages",
+            body: json!({"model": "m", "max_tokens": 64, "stream": true,
+                "messages": [{"role": "user", "content": ask}], "tools": [bash_tool()]})
+            .to_string(),
+            small: anthropic_small,
+            big: anthropic_big,
+        },
+        Envelope {
+            name: "chat",
+            path: "/v1/chat/completions",
+            body: json!({"model": "m", "stream": true,
+                "messages": [{"role": "user", "content": ask}],
+                "tools": [{"type": "function", "function": {"name": "shell", "parameters": schema}}]})
+            .to_string(),
+            small: chat_small,
+            big: chat_big,
+        },
+        Envelope {
+            name: "responses",
+            path: "/v1/responses",
+            body: json!({"model": "m", "stream": true, "input": ask,
+                "tools": [{"type": "function", "name": "shell", "parameters": schema}]})
+            .to_string(),
+            small: responses_small,
+            big: responses_big,
+        },
+        Envelope {
+            name: "gemini",
+            path: "/v1beta/models/m:streamGenerateContent",
+            body: json!({"contents": [{"role": "user", "parts": [{"text": ask}]}],
+                "tools": [{"functionDeclarations": [{"name": "run_shell_command",
+                    "parametersJsonSchema": schema}]}]})
+            .to_string(),
+            small: gemini_small,
+            big: gemini_big,
+        },
+    ]
+}
+
+fn start_gateway(upstream: &str, log: &std::path::Path) -> (Child, SocketAddr) {
+    let mut child = Command::new(REASONS)
+        .args([
+            "gateway",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            upstream,
+            "--reasons-log",
+        ])
+        .arg(log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("reasons gateway starts");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    stderr
+        .read_line(&mut line)
+        .expect("the gateway says where it listens");
+    let address = line
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|address| address.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    // The reasons go to stderr too: read them so the gateway never waits on a full pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, address)
+}
+
+/// One kept-alive HTTP/1.1 connection.
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+struct Timing {
+    first_event: Duration,
+    total: Duration,
+}
+
+impl Client {
+    fn connect(address: SocketAddr) -> Client {
+        let stream = TcpStream::connect(address).expect("the server accepts");
+        stream.set_nodelay(true).expect("no delay");
+        Client {
+            reader: BufReader::new(stream.try_clone().expect("a second handle")),
+            writer: stream,
+        }
+    }
+
+    fn post(&mut self, path: &str, body: &str) -> Timing {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\nx-api-key: bench\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        let start = Instant::now();
+        self.writer
+            .write_all(&[head.as_bytes(), body.as_bytes()].concat())
+            .expect("sent");
+        let mut status = String::new();
+        self.reader.read_line(&mut status).expect("a status line");
+        assert!(status.contains(" 200 "), "{status}");
+        read_headers(&mut self.reader).expect("headers");
+        // The first chunk holds the first event.
+        let mut size = String::new();
+        self.reader.read_line(&mut size).expect("a chunk");
+        let size = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+        let mut chunk = vec![0; size + 2];
+        self.reader.read_exact(&mut chunk).expect("the chunk");
+        let first_event = start.elapsed();
+        let mut rest = Vec::new();
+        read_chunks(&mut self.reader, &mut rest).expect("the answer ends");
+        Timing {
+            first_event,
+            total: start.elapsed(),
+        }
+    }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(samples: &mut [Duration], percent: usize) -> Duration {
+    samples.sort();
+    samples[(samples.len() - 1) * percent / 100]
+}
+
+fn micros(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+fn setting(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
