@@ -84,6 +84,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+mod dates;
 pub mod envelope;
 pub mod formats;
 pub mod gateway;
