@@ -30,8 +30,8 @@ use serde_json::json;
 mod upstream;
 
 use upstream::{
-    bash_tool, chat_chunks, gemini_chunk, message_events, read_chunks, read_headers,
-    responses_events, sse, Answer, Upstream,
+    bash_tool, chat_chunks, gemini_chunk, listening_address, message_events, read_chunks,
+    read_headers, responses_events, sse, Answer, Upstream,
 };
 
 const REASONS: &str = env!("CARGO_BIN_EXE_reasons");
@@ -332,12 +332,7 @@ fn start_gateway(upstream: &str, log: &std::path::Path) -> (Child, SocketAddr) {
     stderr
         .read_line(&mut line)
         .expect("the gateway says where it listens");
-    let address = line
-        .split("listening on http://")
-        .nth(1)
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|address| address.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let address = listening_address(&line).unwrap_or_else(|| panic!("no address in {line:?}"));
     // The reasons go to stderr too: read them so the gateway never waits on a full pipe.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     (child, address)

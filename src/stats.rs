@@ -86,7 +86,7 @@ pub fn day_of(timestamp: &str) -> Option<String> {
         if !days.is_finite() || days.abs() > 1e9 {
             return None;
         }
-        let (year, month, day) = civil_from_days(days as i64);
+        let (year, month, day) = crate::dates::civil_from_days(days as i64);
         return Some(format!("{year:04}-{month:02}-{day:02}"));
     }
     let date = timestamp.get(..10)?;
@@ -94,25 +94,6 @@ pub fn day_of(timestamp: &str) -> Option<String> {
     let digits = |range: std::ops::Range<usize>| bytes[range].iter().all(u8::is_ascii_digit);
     (digits(0..4) && bytes[4] == b'-' && digits(5..7) && bytes[7] == b'-' && digits(8..10))
         .then(|| date.to_owned())
-}
-
-/// Howard Hinnant's days-to-civil algorithm: the proleptic Gregorian date of a day number.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * month_index + 2) / 5 + 1) as u32;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// The counts of one group, or of everything.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::upstream::{
-    bash_tool, message_events, messages_request, request, sse, Answer, Upstream,
+    bash_tool, listening_address, message_events, messages_request, request, sse, Answer, Upstream,
 };
 use crate::util::{arg, read_reasons_log, reasons};
 
@@ -52,12 +52,7 @@ impl Gateway {
                 .read_line(&mut line)
                 .expect("the gateway writes on stderr");
             assert!(read > 0, "the gateway ended before listening: {before}");
-            let address = line
-                .split("listening on http://")
-                .nth(1)
-                .and_then(|rest| rest.split(',').next())
-                .and_then(|address| address.parse().ok());
-            match address {
+            match listening_address(&line) {
                 Some(address) => break address,
                 None => before.push_str(&line),
             }

@@ -266,6 +266,16 @@ pub fn read_chunks(reader: &mut impl BufRead, body: &mut Vec<u8>) -> Option<()> 
     }
 }
 
+/// The address in the line `reasons gateway` writes once it listens.
+pub fn listening_address(line: &str) -> Option<SocketAddr> {
+    line.split("listening on http://")
+        .nth(1)?
+        .split(',')
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// A complete Messages API answer holding these content blocks.
 pub fn message(content: &[Value]) -> Value {
     let uses_tool = content.iter().any(|block| block["type"] == "tool_use");
