@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
+use crate::layer::wire::Wire;
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
 /// The session a request's `metadata.user_id` names. Claude Code writes
@@ -136,7 +137,16 @@ impl EventRewriter for MessageStream {
         match data["type"].as_str() {
             Some("content_block_start") => {
                 self.start(&data);
-                out.bytes.extend_from_slice(event);
+                // The API starts a block with an empty input, but a proxy in between may send a
+                // call whole in its start: then the start loses the reason.
+                let mut data = data;
+                let block = &mut data["content_block"];
+                if Wire::Anthropic.strip_call(block, &self.tracked, &mut out.reasons) && self.strip
+                {
+                    out.bytes.extend(sse::event(fields.name, &data.to_string()));
+                } else {
+                    out.bytes.extend_from_slice(event);
+                }
             }
             Some("content_block_delta") if index.is_some_and(|i| self.held.contains_key(&i)) => {
                 let held = self.held.get_mut(&index.unwrap_or_default()).expect("held");
@@ -332,6 +342,28 @@ mod tests {
         let events = bash_stream(&["{\"command\": ", "\"reason\": oops}"]);
         let out = run(&events, tracked(&["Bash"]), true);
         assert_eq!(out.bytes, events.concat());
+    }
+
+    #[test]
+    fn a_call_sent_whole_in_its_start_loses_the_reason_there() {
+        let events = vec![
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_w", "name": "Bash",
+                "input": {"command": "ls", "reason": "Whole"}}}),
+            ),
+            event(
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+        ];
+        let out = run(&events, tracked(&["Bash"]), true);
+        let text = String::from_utf8(out.bytes).unwrap();
+        assert!(text.contains("\"input\":{\"command\":\"ls\"}"), "{text}");
+        assert!(!text.contains("Whole"), "{text}");
+        assert_eq!(out.reasons.len(), 1);
+        assert_eq!(out.reasons[0].call_id.as_deref(), Some("toolu_w"));
     }
 
     #[test]

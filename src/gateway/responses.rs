@@ -128,7 +128,14 @@ impl EventStream {
                         );
                     }
                 }
-                Verdict::Unchanged
+                // An item announced with its arguments already in it loses the reason there.
+                let Some(item) = data.get_mut("item") else {
+                    return Verdict::Unchanged;
+                };
+                match self.strip_complete(item, false, out) {
+                    true => Verdict::Changed,
+                    false => Verdict::Unchanged,
+                }
             }
             "response.function_call_arguments.delta" => {
                 let Some(item) = item_id.and_then(|id| self.items.get_mut(&id)) else {
@@ -374,6 +381,17 @@ mod tests {
         }
         assert_eq!(out.bytes, events.concat());
         assert_eq!(out.reasons.len(), 1);
+    }
+
+    #[test]
+    fn an_item_announced_with_its_arguments_loses_the_reason_at_once() {
+        let added = event(
+            json!({"type": "response.output_item.added", "sequence_number": 1,
+            "output_index": 0, "item": item(WITH, "in_progress")}),
+        );
+        let (sent, reasons) = run(&[added], true);
+        assert_eq!(sent[0]["item"]["arguments"], WITHOUT);
+        assert_eq!(reasons.len(), 1);
     }
 
     #[test]
