@@ -93,12 +93,20 @@ impl Upstream {
         }
     }
 
-    /// A Messages API whose answers `model` decides from each request.
+    /// A Messages API whose answers `model` decides from each request. Any other path is a
+    /// 404, as the API answers Claude Code's `HEAD /` before a session.
     pub fn messages(model: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> Upstream {
         Upstream::start(move |request| {
             let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
             if request.path.contains("count_tokens") {
                 return Answer::Json(200, json!({"input_tokens": 42}));
+            }
+            if !request.path.starts_with("/v1/messages") {
+                return Answer::Json(
+                    404,
+                    json!({"type": "error", "error": {"type": "not_found_error",
+                        "message": "Not found"}}),
+                );
             }
             let content = model(&body);
             if body["stream"] == true {
@@ -138,8 +146,10 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, script: &Script) {
                     "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nrequest-id: req_test\r\n\r\n",
                     body.len()
                 );
+                // An answer to HEAD has the headers of the body it does not send: bytes after
+                // them would be read as the next answer on this connection.
                 writer.write_all(head.as_bytes()).is_ok()
-                    && writer.write_all(body.as_bytes()).is_ok()
+                    && (request.method == "HEAD" || writer.write_all(body.as_bytes()).is_ok())
             }
             Answer::Events(events) => write_events(&mut writer, &events, true, Duration::ZERO),
             Answer::Paced(events, pause) => write_events(&mut writer, &events, true, pause),
