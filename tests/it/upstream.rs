@@ -363,6 +363,29 @@ pub fn message_events(content: &[Value]) -> Vec<Vec<u8>> {
     events
 }
 
+/// The Messages stream for `content`, each call's input whole in its `content_block_start` and
+/// no fragments after it, as some Messages-compatible servers send it.
+pub fn whole_start_events(content: &[Value]) -> Vec<Vec<u8>> {
+    let mut events = message_events(content);
+    events.retain(|event| !String::from_utf8_lossy(event).contains("input_json_delta"));
+    for (index, block) in content.iter().enumerate() {
+        if block["type"] == "tool_use" {
+            let opened = json!({"type": "content_block_start", "index": index,
+                "content_block": block});
+            let at = events
+                .iter()
+                .position(|event| {
+                    let text = String::from_utf8_lossy(event);
+                    text.contains("content_block_start")
+                        && text.contains(&format!("\"index\":{index}"))
+                })
+                .expect("the block starts");
+            events[at] = sse("content_block_start", &opened);
+        }
+    }
+    events
+}
+
 /// An answer as a client saw it.
 #[derive(Debug)]
 pub struct Reply {
