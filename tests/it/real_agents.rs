@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::gateway::Gateway;
-use crate::upstream::{message, Answer, Received, Upstream};
+use crate::upstream::{message, message_events, whole_start_events, Answer, Received, Upstream};
 use crate::util::{arg, mcp_fixture, read_reasons_log, reasons, records, root};
 
 /// Where `.ci/real-parts` put the parts.
@@ -184,8 +184,7 @@ const SDK_REASON: &str = "Find the config file the user asked about";
 fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
     let python = part("venv/bin/python");
     // The user's message names the way the SDK asks; the call's id says which it was.
-    let upstream = Upstream::messages(|request| {
-        let way = request["messages"][0]["content"].as_str().unwrap_or("?");
+    let answer = |way: &str| {
         vec![
             json!({"type": "text", "text": "Let me look for it."}),
             call(
@@ -194,6 +193,15 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
                 json!({"command": "find . -name '*.yml'", "reason": SDK_REASON}),
             ),
         ]
+    };
+    let upstream = Upstream::start(move |request| {
+        let body = request.json();
+        let way = body["messages"][0]["content"].as_str().unwrap_or("?");
+        match (way, body["stream"] == true) {
+            ("whole", _) => Answer::Events(whole_start_events(&answer(way))),
+            (_, true) => Answer::Events(message_events(&answer(way))),
+            (_, false) => Answer::Json(200, message(&answer(way))),
+        }
     });
     let gateway = Gateway::start(&upstream.url(), &[]);
     let mut command = Command::new(python);
@@ -207,7 +215,7 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
     assert!(output.status.success(), "{stderr}");
     let got: Value = serde_json::from_slice(&output.stdout).expect("the script prints JSON");
 
-    for way in ["create", "stream", "raw"] {
+    for way in ["create", "stream", "raw", "whole"] {
         assert_eq!(
             got[way],
             json!([
@@ -219,8 +227,9 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
         );
     }
     let received = upstream.received();
-    assert_eq!(received.len(), 3);
-    for (request, stream) in received.iter().zip([None, Some(true), Some(true)]) {
+    assert_eq!(received.len(), 4);
+    let streams = [None, Some(true), Some(true), Some(true)];
+    for (request, stream) in received.iter().zip(streams) {
         let body = request.json();
         assert_eq!(body.get("stream").and_then(Value::as_bool), stream);
         let schema = &declared(&body, "Bash")["input_schema"];
@@ -229,7 +238,7 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
     }
     assert_eq!(
         read_reasons_log(&gateway.log),
-        ["create", "stream", "raw"].map(|way| json!({"via": "gateway", "tool": "Bash",
+        ["create", "stream", "raw", "whole"].map(|way| json!({"via": "gateway", "tool": "Bash",
                 "call_id": format!("toolu_{way}"), "reason": SDK_REASON}))
     );
 }

@@ -3,7 +3,7 @@
 usage: anthropic_client.py BASE_URL
 
 Asks the same question three ways: `messages.create`, the `messages.stream` helper, and
-`messages.create(stream=True)` read event by event. The user's message names the way, so the
+`messages.create(stream=True)` read event by event; then a fourth time (`whole`), streamed. The user's message names the way, so the
 scripted model can answer each with a call id of its own. Prints one JSON object: for each way,
 the content blocks the SDK ended up with.
 """
@@ -62,7 +62,11 @@ def main():
     created = client.messages.create(**ask("create"))
     with client.messages.stream(**ask("stream")) as stream:
         streamed = stream.get_final_message()
-    print(json.dumps({"create": blocks(created), "stream": blocks(streamed), "raw": raw_events(client)}))
+    answers = {"create": blocks(created), "stream": blocks(streamed), "raw": raw_events(client)}
+    # A stream whose call comes whole in its content_block_start, which the SDK keeps as the input.
+    with client.messages.stream(**ask("whole")) as stream:
+        answers["whole"] = blocks(stream.get_final_message())
+    print(json.dumps(answers))
 
 
 if __name__ == "__main__":
