@@ -208,8 +208,9 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
     command
         .arg(root().join("tests/it/python/anthropic_client.py"))
         .arg(format!("http://{}", gateway.address))
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_BASE_URL");
+        // No ANTHROPIC_* settings or HTTP proxies of this machine's.
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
     let output = run_bounded(command);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
