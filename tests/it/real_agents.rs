@@ -417,6 +417,13 @@ fn real_claude_code_runs_a_bash_call_whose_reason_the_gateway_took_to_the_log_an
     assert_eq!(schema["properties"]["reason"]["type"], "string");
     assert_eq!(schema["properties"]["command"]["type"], "string");
     assert_eq!(schema["required"], json!(["command"]));
+    // ScheduleWakeup declares a `reason` of its own: the gateway left it as Claude Code wrote it.
+    let own = &declared(&requests[0], "ScheduleWakeup")["input_schema"]["properties"]["reason"];
+    assert!(own["description"].is_string(), "{own}");
+    assert_ne!(
+        own["description"],
+        schema["properties"]["reason"]["description"]
+    );
     // The call ran: its output came back, not an InputValidationError.
     let result = result_of(&requests, BASH_ID);
     assert_eq!(result["is_error"], false, "{result}");
