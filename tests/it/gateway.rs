@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::upstream::{
-    bash_tool, listening_address, message_events, messages_request, request, sse, Answer, Upstream,
+    bash_tool, listening_address, message_events, messages_request, request, sse,
+    whole_start_events, Answer, Upstream,
 };
 use crate::util::{arg, read_reasons_log, reasons};
 
@@ -708,4 +709,22 @@ fn tls_to_the_upstream_is_verified() {
         .unwrap()
         .to_owned();
     assert!(message.contains("certificate"), "{message}");
+}
+
+#[test]
+fn a_calls_input_whole_in_its_block_start_loses_the_reason_there() {
+    let content = [json!({"type": "tool_use", "id": "toolu_w", "name": "Bash",
+        "input": {"command": "ls", "reason": REASON}})];
+    let events = whole_start_events(&content);
+    let upstream = Upstream::start(move |_| Answer::Events(events.clone()));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], true));
+    let started: Vec<Value> = reply
+        .events()
+        .into_iter()
+        .filter(|event| event["type"] == "content_block_start")
+        .map(|event| event["content_block"]["input"].clone())
+        .collect();
+    assert_eq!(started, [json!({"command": "ls"})]);
+    assert_logged(&gateway, "toolu_w");
 }

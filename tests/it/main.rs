@@ -11,6 +11,8 @@ mod hostile;
 mod joined;
 mod man;
 mod proxy;
+#[cfg(unix)]
+mod real_agents;
 mod samples;
 mod stats;
 mod upstream;

@@ -93,12 +93,20 @@ impl Upstream {
         }
     }
 
-    /// A Messages API whose answers `model` decides from each request.
+    /// A Messages API whose answers `model` decides from each request. Any other path is a
+    /// 404, as the API answers Claude Code's `HEAD /` before a session.
     pub fn messages(model: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> Upstream {
         Upstream::start(move |request| {
             let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
             if request.path.contains("count_tokens") {
                 return Answer::Json(200, json!({"input_tokens": 42}));
+            }
+            if !request.path.starts_with("/v1/messages") {
+                return Answer::Json(
+                    404,
+                    json!({"type": "error", "error": {"type": "not_found_error",
+                        "message": "Not found"}}),
+                );
             }
             let content = model(&body);
             if body["stream"] == true {
@@ -138,8 +146,10 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, script: &Script) {
                     "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nrequest-id: req_test\r\n\r\n",
                     body.len()
                 );
+                // An answer to HEAD has the headers of the body it does not send: bytes after
+                // them would be read as the next answer on this connection.
                 writer.write_all(head.as_bytes()).is_ok()
-                    && writer.write_all(body.as_bytes()).is_ok()
+                    && (request.method == "HEAD" || writer.write_all(body.as_bytes()).is_ok())
             }
             Answer::Events(events) => write_events(&mut writer, &events, true, Duration::ZERO),
             Answer::Paced(events, pause) => write_events(&mut writer, &events, true, pause),
@@ -350,6 +360,29 @@ pub fn message_events(content: &[Value]) -> Vec<Vec<u8>> {
             "usage": {"output_tokens": 5}}),
     ));
     events.push(sse("message_stop", &json!({"type": "message_stop"})));
+    events
+}
+
+/// The Messages stream for `content`, each call's input whole in its `content_block_start` and
+/// no fragments after it, as some Messages-compatible servers send it.
+pub fn whole_start_events(content: &[Value]) -> Vec<Vec<u8>> {
+    let mut events = message_events(content);
+    events.retain(|event| !String::from_utf8_lossy(event).contains("input_json_delta"));
+    for (index, block) in content.iter().enumerate() {
+        if block["type"] == "tool_use" {
+            let opened = json!({"type": "content_block_start", "index": index,
+                "content_block": block});
+            let at = events
+                .iter()
+                .position(|event| {
+                    let text = String::from_utf8_lossy(event);
+                    text.contains("content_block_start")
+                        && text.contains(&format!("\"index\":{index}"))
+                })
+                .expect("the block starts");
+            events[at] = sse("content_block_start", &opened);
+        }
+    }
     events
 }
 

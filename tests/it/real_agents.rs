@@ -1,0 +1,834 @@
+//! The real third-party parts through `reasons gateway` and `reasons proxy`: the official
+//! `anthropic` Python SDK, and the real Claude Code with MCP servers, each against the scripted
+//! Messages API of `upstream.rs`.
+//!
+//! They are installed by `.ci/real-parts target/real-parts`, which `.ci/run` runs before the
+//! ignored tests. Each test here is ignored by a plain `cargo test`, and fails (never passes by
+//! skipping) when a part is missing.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::gateway::Gateway;
+use crate::upstream::{message, message_events, whole_start_events, Answer, Received, Upstream};
+use crate::util::{arg, mcp_fixture, read_reasons_log, reasons, records, root};
+
+/// Where `.ci/real-parts` put the parts.
+fn real_parts() -> PathBuf {
+    root().join("target").join("real-parts")
+}
+
+/// One installed part, which must be there.
+#[track_caller]
+fn part(path: &str) -> PathBuf {
+    let path = real_parts().join(path);
+    assert!(
+        path.exists(),
+        "{} is missing: install the real parts with `.ci/real-parts target/real-parts`",
+        path.display()
+    );
+    path
+}
+
+/// How long any one real part may run before the test kills it and fails.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Runs `command` to its end with nothing on stdin, killing it and everything it started when it
+/// runs past `LIMIT`.
+#[track_caller]
+fn run_bounded(mut command: Command) -> Output {
+    // Its own process group, so that a timeout ends what it started too (MCP servers, the proxy).
+    command
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"));
+    let read_all = |mut pipe: Box<dyn Read + Send>| {
+        let (done, result) = mpsc::channel();
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            let _ = done.send(bytes);
+        });
+        result
+    };
+    let stdout = read_all(Box::new(child.stdout.take().expect("stdout")));
+    let stderr = read_all(Box::new(child.stderr.take().expect("stderr")));
+    let deadline = Instant::now() + LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the child can be waited for") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    // What is left of the pipes once the child is gone; a grandchild holding them open is not
+    // waited for past the deadline.
+    let rest = |pipe: mpsc::Receiver<Vec<u8>>| {
+        let wait = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
+        String::from_utf8_lossy(&pipe.recv_timeout(wait).unwrap_or_default()).into_owned()
+    };
+    let Some(status) = status else {
+        // The group is still there: its leader is not reaped yet.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .status();
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "{command:?} ran past {LIMIT:?}\nstdout: {}\nstderr: {}",
+            rest(stdout),
+            rest(stderr)
+        );
+    };
+    Output {
+        status,
+        stdout: rest(stdout).into_bytes(),
+        stderr: rest(stderr).into_bytes(),
+    }
+}
+
+// ---- a scripted model -------------------------------------------------------------------------
+
+/// The `tool_result` a request's history holds for the call `id`.
+fn tool_result(request: &Value, id: &str) -> Option<Value> {
+    request["messages"]
+        .as_array()?
+        .iter()
+        .filter_map(|message| message["content"].as_array())
+        .flatten()
+        .find(|block| block["type"] == "tool_result" && block["tool_use_id"] == id)
+        .cloned()
+}
+
+/// The text a `tool_result` holds, whether its content is a string or blocks.
+fn result_text(result: &Value) -> String {
+    match &result["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| block["text"].as_str())
+            .collect(),
+        other => other.to_string(),
+    }
+}
+
+const FINAL: &str = "Done.";
+
+/// A model that makes these calls one turn at a time, each once its history holds the result of
+/// the one before, then answers in text. A request without tools (a side request) gets text.
+fn scripted(calls: Vec<Value>) -> impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static {
+    move |request| {
+        let has_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let next = calls
+            .iter()
+            .find(|call| tool_result(request, call["id"].as_str().unwrap()).is_none());
+        match next {
+            Some(call) if has_tools => vec![call.clone()],
+            _ => vec![json!({"type": "text", "text": FINAL})],
+        }
+    }
+}
+
+fn call(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+/// The main loop's requests: `POST /v1/messages` with tools.
+fn main_requests(upstream: &Upstream) -> Vec<Value> {
+    upstream
+        .received()
+        .iter()
+        .filter(|request| request.method == "POST" && request.path.starts_with("/v1/messages"))
+        .map(Received::json)
+        .filter(|body| body["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .collect()
+}
+
+/// The declaration of `name` in a request.
+#[track_caller]
+fn declared<'a>(request: &'a Value, name: &str) -> &'a Value {
+    request["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|tool| tool["name"] == name))
+        .unwrap_or_else(|| panic!("{name} is not declared"))
+}
+
+/// The first request whose history holds the result of `id`.
+#[track_caller]
+fn result_of(requests: &[Value], id: &str) -> Value {
+    requests
+        .iter()
+        .find_map(|request| tool_result(request, id))
+        .unwrap_or_else(|| panic!("no request carries the result of {id}"))
+}
+
+// ---- the anthropic SDK ------------------------------------------------------------------------
+
+const SDK_REASON: &str = "Find the config file the user asked about";
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
+    let python = part("venv/bin/python");
+    // The user's message names the way the SDK asks; the call's id says which it was.
+    let answer = |way: &str| {
+        vec![
+            json!({"type": "text", "text": "Let me look for it."}),
+            call(
+                &format!("toolu_{way}"),
+                "Bash",
+                json!({"command": "find . -name '*.yml'", "reason": SDK_REASON}),
+            ),
+        ]
+    };
+    let upstream = Upstream::start(move |request| {
+        let body = request.json();
+        let way = body["messages"][0]["content"].as_str().unwrap_or("?");
+        match (way, body["stream"] == true) {
+            ("whole", _) => Answer::Events(whole_start_events(&answer(way))),
+            (_, true) => Answer::Events(message_events(&answer(way))),
+            (_, false) => Answer::Json(200, message(&answer(way))),
+        }
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let mut command = Command::new(python);
+    command
+        .arg(root().join("tests/it/python/anthropic_client.py"))
+        .arg(format!("http://{}", gateway.address))
+        // No ANTHROPIC_* settings or HTTP proxies of this machine's.
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    let output = run_bounded(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let got: Value = serde_json::from_slice(&output.stdout).expect("the script prints JSON");
+
+    for way in ["create", "stream", "raw", "whole"] {
+        assert_eq!(
+            got[way],
+            json!([
+                {"type": "text", "text": "Let me look for it."},
+                {"type": "tool_use", "id": format!("toolu_{way}"), "name": "Bash",
+                    "input": {"command": "find . -name '*.yml'"}},
+            ]),
+            "{way}"
+        );
+    }
+    let received = upstream.received();
+    assert_eq!(received.len(), 4);
+    let streams = [None, Some(true), Some(true), Some(true)];
+    for (request, stream) in received.iter().zip(streams) {
+        let body = request.json();
+        assert_eq!(body.get("stream").and_then(Value::as_bool), stream);
+        let schema = &declared(&body, "Bash")["input_schema"];
+        assert_eq!(schema["properties"]["reason"]["type"], "string");
+        assert_eq!(schema["required"], json!(["command"]));
+    }
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        ["create", "stream", "raw", "whole"].map(|way| json!({"via": "gateway", "tool": "Bash",
+                "call_id": format!("toolu_{way}"), "reason": SDK_REASON}))
+    );
+}
+
+// ---- the real Claude Code ---------------------------------------------------------------------
+
+/// A Claude Code run: its own HOME and working folder, the hook installed, the gateway as its
+/// API.
+struct ClaudeCode {
+    home: tempfile::TempDir,
+    /// Kept until the run is dropped.
+    _cwd: tempfile::TempDir,
+    /// What `--output-format json` printed.
+    result: Value,
+}
+
+impl ClaudeCode {
+    /// Runs `claude -p PROMPT --allowedTools ALLOWED --output-format json ARGS` against
+    /// `gateway`, with `env` added, and with the PreToolUse hook reading `gateway`'s log.
+    fn run(
+        gateway: &Gateway,
+        prompt: &str,
+        allowed: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> ClaudeCode {
+        let claude = part("npm/node_modules/.bin/claude");
+        let home = tempfile::tempdir().expect("a HOME");
+        let cwd = tempfile::tempdir().expect("a working folder");
+        let hook = format!(
+            "'{}' hook claude-code --reasons-log '{}'",
+            env!("CARGO_BIN_EXE_reasons"),
+            arg(&gateway.log)
+        );
+        let settings = json!({"hooks": {"PreToolUse": [
+            {"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]}});
+        std::fs::create_dir(home.path().join(".claude")).unwrap();
+        std::fs::write(
+            home.path().join(".claude/settings.json"),
+            settings.to_string(),
+        )
+        .unwrap();
+        let mut command = Command::new(claude);
+        command
+            .args([
+                "-p",
+                prompt,
+                "--allowedTools",
+                allowed,
+                "--output-format",
+                "json",
+            ])
+            .args(args)
+            .current_dir(cwd.path())
+            // Nothing of this machine's own setup: only what the run is given.
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("SHELL", "/bin/bash")
+            .env("ANTHROPIC_BASE_URL", format!("http://{}", gateway.address))
+            .env("ANTHROPIC_API_KEY", API_KEY)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .envs(env.iter().copied());
+        let output = run_bounded(command);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "claude failed: {}\nstdout: {stdout}\nstderr: {stderr}",
+            output.status
+        );
+        let result: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|error| panic!("{error}: {stdout}\nstderr: {stderr}"));
+        assert_eq!(result["is_error"], false, "{result}");
+        assert_eq!(result["result"], FINAL, "{result}");
+        ClaudeCode {
+            home,
+            _cwd: cwd,
+            result,
+        }
+    }
+
+    fn session(&self) -> &str {
+        self.result["session_id"].as_str().expect("a session id")
+    }
+
+    /// The session's transcript, `$HOME/.claude/projects/<folder>/<session>.jsonl`.
+    fn transcript(&self) -> PathBuf {
+        let name = format!("{}.jsonl", self.session());
+        let projects = self.home.path().join(".claude/projects");
+        std::fs::read_dir(&projects)
+            .expect("Claude Code wrote its projects folder")
+            .filter_map(Result::ok)
+            .map(|folder| folder.path().join(&name))
+            .find(|path| path.exists())
+            .unwrap_or_else(|| panic!("no transcript {name} under {}", projects.display()))
+    }
+
+    /// The transcript's attachments of this type for the call `id`.
+    fn attachments(&self, kind: &str, id: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.transcript())
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+            .filter(|line| line["type"] == "attachment")
+            .map(|line| line["attachment"].clone())
+            .filter(|attachment| attachment["type"] == kind && attachment["toolUseID"] == id)
+            .collect()
+    }
+
+    /// What the hook showed the person for the call `id`: its `systemMessage`, as Claude Code
+    /// recorded both the hook's output and the message it showed.
+    #[track_caller]
+    fn hook_message(&self, id: &str) -> String {
+        let success = self.attachments("hook_success", id);
+        assert_eq!(success.len(), 1, "one hook run for {id}: {success:?}");
+        let stdout: Value = serde_json::from_str(success[0]["stdout"].as_str().unwrap())
+            .expect("the hook printed JSON");
+        let shown = self.attachments("hook_system_message", id);
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert_eq!(shown[0]["content"], stdout["systemMessage"]);
+        stdout["systemMessage"].as_str().unwrap().to_owned()
+    }
+
+    /// `reasons extract --reasons-log LOG TRANSCRIPT --format jsonl`.
+    fn extract(&self, log: &Path) -> Vec<Value> {
+        let mut command = reasons();
+        command
+            .args(["extract", "--reasons-log", arg(log)])
+            .arg(self.transcript())
+            .args(["--format", "jsonl"]);
+        let output = run_bounded(command);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        records(&String::from_utf8_lossy(&output.stdout))
+    }
+}
+
+/// The key Claude Code is given: any string does, against the scripted upstream.
+const API_KEY: &str = "sk-ant-test-claude-code-key";
+
+const BASH_ID: &str = "toolu_real_bash";
+const BASH_REASON: &str = "Show the user the greeting they asked for";
+
+fn bash_call() -> Value {
+    call(
+        BASH_ID,
+        "Bash",
+        json!({"command": "echo hello-from-stub", "reason": BASH_REASON}),
+    )
+}
+
+/// The model calls Bash with a reason through the gateway; Claude Code runs it.
+fn bash_session() -> (Upstream, Gateway, ClaudeCode) {
+    let upstream = Upstream::messages(scripted(vec![bash_call()]));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let claude = ClaudeCode::run(
+        &gateway,
+        "Run the command: echo hello-from-stub",
+        "Bash",
+        &[],
+        &[],
+    );
+    (upstream, gateway, claude)
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_runs_a_bash_call_whose_reason_the_gateway_took_to_the_log_and_the_hook() {
+    let (upstream, gateway, claude) = bash_session();
+    let requests = main_requests(&upstream);
+    assert_eq!(requests.len(), 2, "a tool call, then the final text");
+    // The model was offered `reason` on Bash, beside Bash's own properties.
+    let schema = &declared(&requests[0], "Bash")["input_schema"];
+    assert_eq!(schema["properties"]["reason"]["type"], "string");
+    assert_eq!(schema["properties"]["command"]["type"], "string");
+    assert_eq!(schema["required"], json!(["command"]));
+    // ScheduleWakeup declares a `reason` of its own: the gateway left it as Claude Code wrote it.
+    let own = &declared(&requests[0], "ScheduleWakeup")["input_schema"]["properties"]["reason"];
+    assert!(own["description"].is_string(), "{own}");
+    assert_ne!(
+        own["description"],
+        schema["properties"]["reason"]["description"]
+    );
+    // The call ran: its output came back, not an InputValidationError.
+    let result = result_of(&requests, BASH_ID);
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result_text(&result).trim(), "hello-from-stub");
+    // What Claude Code kept of the call, and sent back upstream, has no reason.
+    assert!(!requests[1].to_string().contains(BASH_REASON));
+    // The reason is in the log under the call's id, with the session Claude Code names.
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [json!({"via": "gateway", "tool": "Bash", "call_id": BASH_ID,
+            "reason": BASH_REASON, "session": claude.session()})]
+    );
+    // The hook found it there, and Claude Code showed it.
+    assert_eq!(
+        claude.hook_message(BASH_ID),
+        format!("model's reason for Bash: {BASH_REASON}")
+    );
+    let stderr = gateway.stderr_once(BASH_REASON);
+    assert!(
+        stderr.contains(&format!("Bash: {BASH_REASON}\n")),
+        "{stderr}"
+    );
+    // Claude Code's key went upstream, and nowhere else.
+    assert!(upstream
+        .received()
+        .iter()
+        .filter(|request| request.method == "POST")
+        .all(|request| request.header("x-api-key") == Some(API_KEY)));
+    assert!(!stderr.contains(API_KEY));
+    assert!(!std::fs::read_to_string(&gateway.log)
+        .unwrap()
+        .contains(API_KEY));
+    // Both turns offered the same tools, so a prompt cache keeps hitting.
+    assert_eq!(requests[0]["tools"], requests[1]["tools"]);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_runs_parallel_calls_each_with_its_own_logged_reason() {
+    let calls = [
+        call(
+            "toolu_real_one",
+            "Bash",
+            json!({"command": "echo one", "reason": "First"}),
+        ),
+        call(
+            "toolu_real_two",
+            "Bash",
+            json!({"command": "echo two", "reason": "Second"}),
+        ),
+    ];
+    let upstream =
+        Upstream::messages(
+            move |request| match tool_result(request, "toolu_real_one").is_some() {
+                true => vec![json!({"type": "text", "text": FINAL})],
+                false => calls.to_vec(),
+            },
+        );
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let claude = ClaudeCode::run(&gateway, "Run both", "Bash", &[], &[]);
+    let requests = main_requests(&upstream);
+    for (id, output, reason) in [
+        ("toolu_real_one", "one", "First"),
+        ("toolu_real_two", "two", "Second"),
+    ] {
+        let result = result_of(&requests, id);
+        assert_eq!(result["is_error"], false, "{result}");
+        assert_eq!(result_text(&result).trim(), output);
+        assert_eq!(
+            claude.hook_message(id),
+            format!("model's reason for Bash: {reason}")
+        );
+    }
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [("toolu_real_one", "First"), ("toolu_real_two", "Second")].map(|(id, reason)| {
+            json!({"via": "gateway", "tool": "Bash", "call_id": id, "reason": reason,
+                "session": claude.session()})
+        })
+    );
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_falls_back_to_a_plain_answer_which_the_gateway_strips_too() {
+    // An API that refuses streams: Claude Code asks again without `stream`.
+    let model = scripted(vec![bash_call()]);
+    let upstream = Upstream::start(move |request| {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        match (
+            request.path.starts_with("/v1/messages"),
+            body["stream"] == true,
+        ) {
+            (true, false) => Answer::Json(200, message(&model(&body))),
+            _ => Answer::Json(
+                404,
+                json!({"type": "error", "error": {"type": "not_found_error",
+                    "message": "Not found"}}),
+            ),
+        }
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let claude = ClaudeCode::run(
+        &gateway,
+        "Run the command: echo hello-from-stub",
+        "Bash",
+        &[],
+        &[],
+    );
+    let plain: Vec<Value> = main_requests(&upstream)
+        .into_iter()
+        .filter(|request| request.get("stream").is_none())
+        .collect();
+    assert_eq!(plain.len(), 2, "each turn asked again without a stream");
+    let schema = &declared(&plain[0], "Bash")["input_schema"];
+    assert_eq!(schema["properties"]["reason"]["type"], "string");
+    let result = result_of(&plain, BASH_ID);
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result_text(&result).trim(), "hello-from-stub");
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [json!({"via": "gateway", "tool": "Bash", "call_id": BASH_ID,
+            "reason": BASH_REASON, "session": claude.session()})]
+    );
+    assert_eq!(
+        claude.hook_message(BASH_ID),
+        format!("model's reason for Bash: {BASH_REASON}")
+    );
+}
+
+/// Needs `extract --reasons-log` (the audits' join of reasons logs).
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_transcript_and_the_gateways_log_audit_the_bash_call_as_present() {
+    let (_upstream, gateway, claude) = bash_session();
+    let calls: Vec<Value> = claude
+        .extract(&gateway.log)
+        .into_iter()
+        .filter(|record| record["call_id"] == BASH_ID)
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["tool"], "Bash");
+    assert_eq!(calls[0]["status"], "present");
+    assert_eq!(calls[0]["reason"], BASH_REASON);
+    assert_eq!(calls[0]["reason_from"], "log");
+}
+
+// ---- MCP tools, with the gateway in front of the model ------------------------------------------
+
+const ECHO_ID: &str = "toolu_real_echo";
+const ECHO_REASON: &str = "Check that the MCP server answers";
+const FIXTURE_ID: &str = "toolu_real_fixture";
+const FIXTURE_REASON: &str = "See what the server itself receives";
+
+/// How Claude Code starts its MCP servers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Servers {
+    /// Each behind `reasons proxy`: the listing Claude Code gets declares the layer's `reason`.
+    Proxied,
+    /// As they are: only the gateway adds `reason`.
+    Direct,
+}
+
+/// An `--mcp-config` with two stdio servers, `everything` (the reference MCP server) and
+/// `fixture` (which answers with the arguments it received), proxied ones logging to `log`.
+fn mcp_config(dir: &Path, log: &Path, servers: Servers) -> PathBuf {
+    let everything = part("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let start = |command: Vec<String>| match servers {
+        Servers::Direct => json!({"type": "stdio", "command": command[0], "args": command[1..]}),
+        Servers::Proxied => {
+            let mut args: Vec<String> = ["proxy", "--reasons-log", arg(log), "--"]
+                .map(str::to_owned)
+                .into();
+            args.extend(command);
+            json!({"type": "stdio", "command": env!("CARGO_BIN_EXE_reasons"), "args": args})
+        }
+    };
+    let config = json!({"mcpServers": {
+        "everything": start(vec!["node".into(), arg(&everything).into(), "stdio".into()]),
+        "fixture": start(vec![arg(&mcp_fixture()).into()]),
+    }});
+    let path = dir.join("mcp.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
+
+/// A session in which the model calls an MCP tool of each server, with a reason. `before` are
+/// calls made first (ToolSearch, when MCP tools are deferred).
+fn mcp_session(
+    servers: Servers,
+    env: &[(&str, &str)],
+    before: Vec<Value>,
+) -> (Vec<Value>, Gateway, ClaudeCode) {
+    let mut calls = before;
+    calls.push(call(
+        ECHO_ID,
+        "mcp__everything__echo",
+        json!({"message": "hi-from-stub", "reason": ECHO_REASON}),
+    ));
+    calls.push(call(
+        FIXTURE_ID,
+        "mcp__fixture__echo",
+        json!({"text": "hi-from-stub", "reason": FIXTURE_REASON}),
+    ));
+    let upstream = Upstream::messages(scripted(calls));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = mcp_config(dir.path(), &gateway.log, servers);
+    let claude = ClaudeCode::run(
+        &gateway,
+        "Echo hi-from-stub with both MCP servers",
+        "mcp__everything__echo,mcp__fixture__echo,ToolSearch",
+        &["--mcp-config", arg(&config), "--strict-mcp-config"],
+        env,
+    );
+    (main_requests(&upstream), gateway, claude)
+}
+
+/// What every MCP session shows, however the tools were declared: each call reached its server
+/// without the reason, the reason is in the log under Claude Code's tool-use id, and the hook
+/// showed it.
+fn assert_mcp_calls_reached_their_servers_without_the_reason(
+    servers: Servers,
+    requests: &[Value],
+    gateway: &Gateway,
+    claude: &ClaudeCode,
+) {
+    // The model was offered `reason`: by the proxy's listing, which the gateway left as it was
+    // (the layer's own), or by the gateway.
+    let last = requests.last().unwrap();
+    for tool in ["mcp__everything__echo", "mcp__fixture__echo"] {
+        let schema = &declared(last, tool)["input_schema"];
+        assert_eq!(schema["properties"]["reason"]["type"], "string", "{tool}");
+    }
+    // The servers answered, and neither saw the reason: the fixture says what it received.
+    let echoed = result_of(requests, ECHO_ID);
+    assert_eq!(result_text(&echoed), "Echo: hi-from-stub", "{echoed}");
+    let fixture = result_of(requests, FIXTURE_ID);
+    assert_ne!(fixture["is_error"], true, "{fixture}");
+    let received: Value = serde_json::from_str(&result_text(&fixture)).expect("JSON arguments");
+    assert_eq!(received, json!({"text": "hi-from-stub"}));
+    // One record per call, by the proxy (the gateway took none: the calls reached Claude Code
+    // with their reasons, and the proxy took them off) or by the gateway.
+    let logged: Vec<Value> = read_reasons_log(&gateway.log)
+        .into_iter()
+        .filter(|record| record["call_id"] == ECHO_ID || record["call_id"] == FIXTURE_ID)
+        .map(|mut record| {
+            let request_id = record.as_object_mut().unwrap().remove("request_id");
+            assert_eq!(request_id.is_some(), servers == Servers::Proxied);
+            record
+        })
+        .collect();
+    let expected = [
+        ("mcp__everything__echo", ECHO_ID, ECHO_REASON),
+        ("mcp__fixture__echo", FIXTURE_ID, FIXTURE_REASON),
+    ]
+    .map(|(tool, id, reason)| match servers {
+        Servers::Proxied => json!({"via": "proxy", "tool": "echo", "call_id": id,
+            "reason": reason}),
+        Servers::Direct => json!({"via": "gateway", "tool": tool, "call_id": id,
+            "reason": reason, "session": claude.session()}),
+    });
+    assert_eq!(logged, expected);
+    // The hook showed each reason: from the call's input behind the proxy, else from the log.
+    assert_eq!(
+        claude.hook_message(ECHO_ID),
+        format!("model's reason for mcp__everything__echo: {ECHO_REASON}")
+    );
+    assert_eq!(
+        claude.hook_message(FIXTURE_ID),
+        format!("model's reason for mcp__fixture__echo: {FIXTURE_REASON}")
+    );
+}
+
+/// With a base URL of its own, Claude Code declares MCP tools directly, ToolSearch or not.
+#[track_caller]
+fn assert_declared_directly(requests: &[Value]) {
+    declared(&requests[0], "mcp__everything__echo");
+    assert!(requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|tool| tool["name"] != "ToolSearch"));
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_behind_the_proxy_reaches_servers_without_reason() {
+    let (requests, gateway, claude) = mcp_session(Servers::Proxied, &[], Vec::new());
+    assert_declared_directly(&requests);
+    assert_mcp_calls_reached_their_servers_without_the_reason(
+        Servers::Proxied,
+        &requests,
+        &gateway,
+        &claude,
+    );
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_behind_the_proxy_without_tool_search_reaches_servers_without_reason() {
+    let env = [("ENABLE_TOOL_SEARCH", "false")];
+    let (requests, gateway, claude) = mcp_session(Servers::Proxied, &env, Vec::new());
+    assert_declared_directly(&requests);
+    assert_mcp_calls_reached_their_servers_without_the_reason(
+        Servers::Proxied,
+        &requests,
+        &gateway,
+        &claude,
+    );
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_with_the_gateway_alone_reaches_servers_without_reason() {
+    let (requests, gateway, claude) = mcp_session(Servers::Direct, &[], Vec::new());
+    assert_declared_directly(&requests);
+    assert_mcp_calls_reached_their_servers_without_the_reason(
+        Servers::Direct,
+        &requests,
+        &gateway,
+        &claude,
+    );
+}
+
+const SEARCH_ID: &str = "toolu_real_search";
+const SEARCH_REASON: &str = "Load the echo tools before calling them";
+
+/// ToolSearch first, then the MCP tools it loaded.
+fn tool_search_session(servers: Servers) -> (Vec<Value>, Gateway, ClaudeCode) {
+    let search = call(
+        SEARCH_ID,
+        "ToolSearch",
+        json!({"query": "select:mcp__everything__echo,mcp__fixture__echo", "max_results": 5,
+            "reason": SEARCH_REASON}),
+    );
+    let env = [("ENABLE_TOOL_SEARCH", "true")];
+    let (requests, gateway, claude) = mcp_session(servers, &env, vec![search]);
+    // The first request defers the MCP tools behind ToolSearch, which the gateway augmented
+    // like any built-in tool; ToolSearch ran with the reason taken off.
+    assert!(requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|tool| !tool["name"].as_str().unwrap().starts_with("mcp__")));
+    let schema = &declared(&requests[0], "ToolSearch")["input_schema"];
+    assert_eq!(schema["properties"]["reason"]["type"], "string");
+    let loaded = result_of(&requests, SEARCH_ID);
+    assert_ne!(loaded["is_error"], true, "{loaded}");
+    assert!(loaded.to_string().contains("tool_reference"), "{loaded}");
+    assert!(
+        read_reasons_log(&gateway.log).contains(&json!({"via": "gateway",
+        "tool": "ToolSearch", "call_id": SEARCH_ID, "reason": SEARCH_REASON,
+        "session": claude.session()}))
+    );
+    // Once loaded, the MCP tools are declared in full, with `defer_loading`.
+    assert_eq!(
+        declared(requests.last().unwrap(), "mcp__everything__echo")["defer_loading"],
+        true
+    );
+    assert_mcp_calls_reached_their_servers_without_the_reason(
+        servers, &requests, &gateway, &claude,
+    );
+    (requests, gateway, claude)
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_behind_the_proxy_and_tool_search_reaches_servers_without_reason() {
+    tool_search_session(Servers::Proxied);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_behind_tool_search_with_the_gateway_alone_reaches_servers_without_reason() {
+    tool_search_session(Servers::Direct);
+}
+
+/// Needs `extract --reasons-log` (the audits' join of reasons logs).
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_calls_are_audited_as_present_whoever_took_the_reason() {
+    for (servers, from) in [(Servers::Proxied, "call"), (Servers::Direct, "log")] {
+        let (_requests, gateway, claude) = mcp_session(servers, &[], Vec::new());
+        let audited: Vec<(Value, Value, Value)> = claude
+            .extract(&gateway.log)
+            .into_iter()
+            .filter(|record| record["call_id"] == ECHO_ID || record["call_id"] == FIXTURE_ID)
+            .map(|record| {
+                (
+                    record["call_id"].clone(),
+                    record["status"].clone(),
+                    record["reason_from"].clone(),
+                )
+            })
+            .collect();
+        // Behind the proxy, Claude Code's transcript keeps an MCP call as the model made it,
+        // reason included; with the gateway alone, the reason is joined from its log.
+        assert_eq!(
+            audited,
+            [
+                (json!(ECHO_ID), json!("present"), json!(from)),
+                (json!(FIXTURE_ID), json!("present"), json!(from)),
+            ],
+            "{servers:?}"
+        );
+    }
+}
