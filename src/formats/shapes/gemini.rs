@@ -14,6 +14,14 @@ pub(crate) const SHAPE: Shape = Shape::visiting(
 );
 
 pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
+    // A Gemini CLI session log (JSON lines) names its session once, on its first line; the
+    // messages that follow, and their calls, do not repeat it.
+    if key.is_none() && map.contains_key("projectHash") && !map.contains_key("messages") {
+        if let Some(session) = str_at(map, "sessionId") {
+            walk.session_meta(session.into_owned());
+        }
+        return Visit::Skip;
+    }
     if let Some(function_call) = map.get("functionCall").and_then(Json::as_object) {
         let Some(name) = str_at(function_call, "name") else {
             return Visit::Pass;
@@ -65,6 +73,24 @@ mod tests {
             (Format::Gemini, Present)
         );
         assert_eq!(calls[0].call_id.as_deref(), Some("g"));
+    }
+
+    #[test]
+    fn a_gemini_cli_session_log_names_its_session_on_its_first_line() {
+        let text = concat!(
+            r#"{"sessionId":"0a82-s","projectHash":"5e93","startTime":"t0","lastUpdated":"t0","kind":"main"}"#,
+            "\n",
+            r#"{"$set":{"messages":[{"id":"m0","type":"user","content":[{"text":"hi"}]}]}}"#,
+            "\n",
+            r#"{"id":"m1","timestamp":"t1","type":"gemini","content":"","toolCalls":[{"id":"run_shell_command__1","name":"run_shell_command","args":{"command":"echo hi","reason":"Say hi"},"result":[],"status":"success"}]}"#,
+            "\n",
+        );
+        let calls = records(text);
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].format, Format::GeminiCli);
+        assert_eq!(calls[0].session.as_deref(), Some("0a82-s"));
+        assert_eq!(calls[0].line, 3);
+        assert_eq!(calls[0].status, Present);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Gemini CLI session records: `{"sessionId" | "projectHash", "messages": [...]}`, whose
-//! messages carry `toolCalls[]`. The Gemini shape reads those entries, in its place in the walk
-//! (`gemini.rs`); this one recognises the record.
+//! messages carry `toolCalls[]`, or the same as JSON lines: a first line
+//! `{"sessionId","projectHash",…,"kind":"main"}`, then one message (or `$set` patch) a line. The
+//! Gemini shape reads the calls and the first line, in its place in the walk (`gemini.rs`); this
+//! one recognises the record.
 
 use crate::format::Format;
 use crate::formats::shape::{Outer, Shape};
@@ -9,7 +11,8 @@ use crate::json::Json;
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::GeminiCli,
     visit: None,
-    tokens: &[&["\"toolCalls\""]],
+    // A session log's first line, which names the session, holds no call.
+    tokens: &[&["\"toolCalls\""], &["\"projectHash\""]],
     stream_tokens: &[],
     container: Some(is_session_record),
     holds: None,
