@@ -12,7 +12,7 @@
 //! nothing while no streamed call is open, so their tokens are searched for only while one is.
 //!
 //! Each search is a pass over every byte, so tokens that share a piece share one search: in a
-//! log of any format, three passes find every token (`"tool`, `all"`, `"session_meta"`). Lines
+//! log of any format, three passes find every token (`"tool`, `all"`, `"session`). Lines
 //! that start a known way can need fewer tokens (the lines of Claude Code transcript events hold
 //! calls only as `tool_use` blocks): a block of lines is cut into runs of those lines and of the
 //! others, each searched by its own prefilter.
@@ -23,7 +23,7 @@
 use memchr::memmem::Finder;
 
 /// Pieces several tokens share: one search finds them all, then the token is checked.
-const SHARED_ANCHORS: [&str; 3] = ["\"tool", "all\"", "\"content_block_"];
+const SHARED_ANCHORS: [&str; 4] = ["\"tool", "all\"", "\"content_block_", "\"session"];
 
 /// Finds where lines that may hold a call are, by a search for its format's tokens.
 pub(crate) struct Prefilter {

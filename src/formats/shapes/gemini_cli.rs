@@ -11,8 +11,9 @@ use crate::json::Json;
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::GeminiCli,
     visit: None,
-    // A session log's first line, which names the session, holds no call.
-    tokens: &[&["\"toolCalls\""], &["\"projectHash\""]],
+    // A session log's first line, which names the session, holds no call. `"sessionId"` shares
+    // its search with Codex's `"session_meta"`.
+    tokens: &[&["\"toolCalls\""], &["\"sessionId\""]],
     stream_tokens: &[],
     container: Some(is_session_record),
     holds: None,
