@@ -610,7 +610,13 @@ fn codex_session(strip: bool) {
     );
     assert_eq!(text.contains(CODEX_REASON), !strip);
 
-    // The reasons log holds the reason under that call_id, in the session Codex named.
+    // The reasons log holds the reason under that call_id, in the session Codex named; the
+    // person running the gateway saw it on stderr.
+    let stderr = gateway.stderr_once(CODEX_REASON);
+    assert!(
+        stderr.contains(&format!("exec_command: {CODEX_REASON}")),
+        "{stderr}"
+    );
     assert_eq!(
         read_reasons_log(&gateway.log),
         [
@@ -864,7 +870,8 @@ fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
     assert_eq!(record["call_id"], id, "{record}");
     assert_eq!(record["reason"], GEMINI_REASON, "{record}");
     assert_eq!(record["status"], "present", "{record}");
-    // The gateway logged it too, with no id: the model's call had none.
+    // The gateway logged it too, with no id: the model's call had none. (The CLI invents one
+    // once the call has passed, so only the session's own copy can hold this reason.)
     assert_eq!(
         read_reasons_log(&gateway.log),
         [
