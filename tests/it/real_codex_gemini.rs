@@ -6,96 +6,15 @@
 //! ignored tests. Each test here is ignored by a plain `cargo test`, and fails (never passes by
 //! skipping) when a part is missing.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
 use crate::gateway::Gateway;
+use crate::real_agents::{part, run_bounded};
 use crate::upstream::{chat_chunks, chat_completion, responses_events, Answer, Received, Upstream};
 use crate::util::{arg, read_reasons_log, reasons, records, root};
-
-/// Where `.ci/real-parts` put the parts.
-fn real_parts() -> PathBuf {
-    root().join("target").join("real-parts")
-}
-
-/// One installed part, which must be there.
-#[track_caller]
-fn part(path: &str) -> PathBuf {
-    let path = real_parts().join(path);
-    assert!(
-        path.exists(),
-        "{} is missing: install the real parts with `.ci/real-parts target/real-parts`",
-        path.display()
-    );
-    path
-}
-
-/// How long any one real part may run before the test kills it and fails.
-const LIMIT: Duration = Duration::from_secs(120);
-
-/// Runs `command` to its end with nothing on stdin, killing it and everything it started when it
-/// runs past `LIMIT`.
-#[track_caller]
-fn run_bounded(mut command: Command) -> Output {
-    // Its own process group, so that a timeout ends what it started too (the agents' shells).
-    command
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"));
-    let read_all = |mut pipe: Box<dyn Read + Send>| {
-        let (done, result) = mpsc::channel();
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            let _ = done.send(bytes);
-        });
-        result
-    };
-    let stdout = read_all(Box::new(child.stdout.take().expect("stdout")));
-    let stderr = read_all(Box::new(child.stderr.take().expect("stderr")));
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the child can be waited for") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            break None;
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    let rest = |pipe: mpsc::Receiver<Vec<u8>>| {
-        let wait = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
-        String::from_utf8_lossy(&pipe.recv_timeout(wait).unwrap_or_default()).into_owned()
-    };
-    let Some(status) = status else {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .status();
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!(
-            "{command:?} ran past {LIMIT:?}\nstdout: {}\nstderr: {}",
-            rest(stdout),
-            rest(stderr)
-        );
-    };
-    Output {
-        status,
-        stdout: rest(stdout).into_bytes(),
-        stderr: rest(stderr).into_bytes(),
-    }
-}
 
 /// Runs one of the Python scripts in `tests/it/python` with the venv's interpreter, and parses
 /// the JSON it prints.
@@ -105,12 +24,10 @@ fn python_script(script: &str, args: &[&str]) -> Value {
     command
         .arg(root().join("tests/it/python").join(script))
         .args(args)
-        // The SDKs read these; the scripts name everything they need.
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("GOOGLE_API_KEY")
-        .env_remove("GOOGLE_GEMINI_BASE_URL");
+        // No OPENAI_*, GEMINI_* or GOOGLE_* settings or HTTP proxies of this machine's: the
+        // scripts name everything they need.
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
     let output = run_bounded(command);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{script} failed: {stderr}");
