@@ -684,12 +684,12 @@ impl GeminiCli {
 
 /// What a Gemini CLI run through `gateway` shows: the declarations, the call's response coming
 /// back and the id the CLI gave the call, and the session log's record of it. Returns the
-/// session log, the id in the session log, and the CLI's run.
+/// session log, how it records the call, and the CLI's run.
 fn gemini_session(
     gateway: &Gateway,
     upstream: &Upstream,
     strip: bool,
-) -> (PathBuf, String, GeminiCli) {
+) -> (PathBuf, GeminiCall, GeminiCli) {
     let cli = GeminiCli::run(gateway);
     assert_eq!(cli.stdout.trim(), FINAL);
 
@@ -754,6 +754,7 @@ fn gemini_session(
     let text = std::fs::read_to_string(&session).unwrap();
     let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(first["kind"], "main", "{first}");
+    let session_id = first["sessionId"].as_str().expect("a sessionId").to_owned();
     let recorded = text
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
@@ -766,7 +767,13 @@ fn gemini_session(
     assert_eq!(recorded["status"], "success", "{recorded}");
     assert_eq!(text.contains(GEMINI_REASON), !strip);
     let id = recorded["id"].as_str().unwrap().to_owned();
-    (session, id, cli)
+    (session, GeminiCall { id, session_id }, cli)
+}
+
+/// How a Gemini CLI session log records the call: its id, and the session its first line names.
+struct GeminiCall {
+    id: String,
+    session_id: String,
 }
 
 #[test]
@@ -774,7 +781,7 @@ fn gemini_session(
 fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
     let upstream = Upstream::start(gemini_model(None));
     let gateway = Gateway::start(&upstream.url(), &["--no-strip"]);
-    let (session, id, _cli) = gemini_session(&gateway, &upstream, false);
+    let (session, call, _cli) = gemini_session(&gateway, &upstream, false);
 
     let calls = extract(&[arg(&session)]);
     let calls: Vec<&Value> = calls
@@ -784,7 +791,8 @@ fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
     assert_eq!(calls.len(), 1, "{calls:?}");
     let record = calls[0];
     assert_eq!(record["format"], "gemini-cli", "{record}");
-    assert_eq!(record["call_id"], id, "{record}");
+    assert_eq!(record["call_id"], call.id, "{record}");
+    assert_eq!(record["session"], call.session_id, "{record}");
     assert_eq!(record["reason"], GEMINI_REASON, "{record}");
     assert_eq!(record["status"], "present", "{record}");
     // The gateway logged it too, with no id: the model's call had none. (The CLI invents one
@@ -805,8 +813,8 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
     // holds the reason under the id, and `extract` joins the two.
     let upstream = Upstream::start(gemini_model(Some("gc_reasons_1")));
     let gateway = Gateway::start(&upstream.url(), &[]);
-    let (session, id, _cli) = gemini_session(&gateway, &upstream, true);
-    assert_eq!(id, "run_shell_command__gc_reasons_1");
+    let (session, call, _cli) = gemini_session(&gateway, &upstream, true);
+    assert_eq!(call.id, "run_shell_command__gc_reasons_1");
     assert_eq!(
         read_reasons_log(&gateway.log),
         [
@@ -822,7 +830,8 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
     assert_eq!(calls.len(), 1, "{calls:?}");
     let record = calls[0];
     assert_eq!(record["format"], "gemini-cli", "{record}");
-    assert_eq!(record["call_id"], id, "{record}");
+    assert_eq!(record["call_id"], call.id, "{record}");
+    assert_eq!(record["session"], call.session_id, "{record}");
     assert_eq!(record["reason"], GEMINI_REASON, "{record}");
     assert_eq!(record["status"], "present", "{record}");
     assert_eq!(record["reason_from"], "log", "{record}");
