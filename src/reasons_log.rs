@@ -193,7 +193,11 @@ impl Index {
         if record.status != Status::Missing {
             return false;
         }
-        let Some(reason) = record.call_id.as_deref().and_then(|id| self.get(id)) else {
+        let Some(reason) = record
+            .call_id
+            .as_deref()
+            .and_then(|id| self.get_for(record, id))
+        else {
             return false;
         };
         let field = match reason {
@@ -203,6 +207,19 @@ impl Index {
         (record.status, record.reason) = Status::of_reason_field(field);
         record.reason_from = ReasonFrom::Log;
         true
+    }
+
+    /// The reason logged for a record's call id. Gemini CLI records a call under
+    /// `<tool>__<id>`, the API's `functionCall.id` behind its tool's name, where the gateway
+    /// logged the API's id: either is looked up.
+    fn get_for(&self, record: &CallRecord, call_id: &str) -> Option<&Value> {
+        self.get(call_id).or_else(|| {
+            let api_id = call_id
+                .strip_prefix(record.tool.as_str())?
+                .strip_prefix("__")
+                .filter(|_| record.format == crate::formats::Format::GeminiCli)?;
+            self.get(api_id)
+        })
     }
 
     /// How many call ids have a reason.
@@ -371,6 +388,21 @@ mod tests {
             joined("t3", Status::Missing),
             (Status::Invalid, None, ReasonFrom::Log)
         );
+        let mut gemini = record("Bash__t1", Status::Missing);
+        gemini.format = crate::formats::Format::GeminiCli;
+        assert!(
+            index.join(&mut gemini),
+            "Gemini CLI's `<tool>__<id>` joins on the id"
+        );
+        assert_eq!(gemini.reason.as_deref(), Some("Look"));
+        for (format, id) in [
+            (crate::formats::Format::ClaudeCode, "Bash__t1"),
+            (crate::formats::Format::GeminiCli, "Read__t1"),
+        ] {
+            let mut other = record(id, Status::Missing);
+            other.format = format;
+            assert!(!index.join(&mut other), "{id} in {format:?}");
+        }
         assert_eq!(
             joined("t9", Status::Missing),
             (Status::Missing, None, ReasonFrom::Call)

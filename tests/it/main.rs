@@ -13,6 +13,8 @@ mod man;
 mod proxy;
 #[cfg(unix)]
 mod real_agents;
+#[cfg(unix)]
+mod real_codex_gemini;
 mod samples;
 mod stats;
 mod upstream;

@@ -27,7 +27,7 @@ fn real_parts() -> PathBuf {
 
 /// One installed part, which must be there.
 #[track_caller]
-fn part(path: &str) -> PathBuf {
+pub(crate) fn part(path: &str) -> PathBuf {
     let path = real_parts().join(path);
     assert!(
         path.exists(),
@@ -43,7 +43,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 /// Runs `command` to its end with nothing on stdin, killing it and everything it started when it
 /// runs past `LIMIT`.
 #[track_caller]
-fn run_bounded(mut command: Command) -> Output {
+pub(crate) fn run_bounded(mut command: Command) -> Output {
     // Its own process group, so that a timeout ends what it started too (MCP servers, the proxy).
     command
         .process_group(0)

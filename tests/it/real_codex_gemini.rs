@@ -1,0 +1,838 @@
+//! The real parts on the OpenAI and Gemini side through `reasons gateway`: the official `openai`
+//! and `google-genai` Python SDKs, the real Codex CLI and the real Gemini CLI, each against a
+//! scripted model API of `upstream.rs` on loopback.
+//!
+//! They are installed by `.ci/real-parts target/real-parts`, which `.ci/run` runs before the
+//! ignored tests. Each test here is ignored by a plain `cargo test`, and fails (never passes by
+//! skipping) when a part is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::gateway::Gateway;
+use crate::real_agents::{part, run_bounded};
+use crate::upstream::{chat_chunks, chat_completion, responses_events, Answer, Received, Upstream};
+use crate::util::{arg, read_reasons_log, reasons, records, root};
+
+/// Runs one of the Python scripts in `tests/it/python` with the venv's interpreter, and parses
+/// the JSON it prints.
+#[track_caller]
+fn python_script(script: &str, args: &[&str]) -> Value {
+    let mut command = Command::new(part("venv/bin/python"));
+    command
+        .arg(root().join("tests/it/python").join(script))
+        .args(args)
+        // No OPENAI_*, GEMINI_* or GOOGLE_* settings or HTTP proxies of this machine's: the
+        // scripts name everything they need.
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    let output = run_bounded(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{script} failed: {stderr}");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "{script} printed no JSON ({error}): {}\nstderr: {stderr}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+/// A request's path without its query.
+fn path_of(request: &Received) -> &str {
+    request.path.split('?').next().unwrap_or_default()
+}
+
+fn not_found() -> Answer {
+    Answer::Json(
+        404,
+        json!({"error": {"code": 404, "message": "Not found", "status": "NOT_FOUND"}}),
+    )
+}
+
+/// An SSE event named by its data's `type`, as the Responses API sends them.
+fn typed_event(data: &Value) -> Vec<u8> {
+    format!(
+        "event: {}\ndata: {data}\n\n",
+        data["type"].as_str().expect("a type")
+    )
+    .into_bytes()
+}
+
+/// A complete Responses API answer holding one function call.
+fn responses_response(call_id: &str, name: &str, arguments: &Value) -> Value {
+    json!({"id": "resp_test", "object": "response", "created_at": 1, "status": "completed",
+        "model": "scripted", "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
+        "output": [{"id": "fc_test", "type": "function_call", "status": "completed",
+            "call_id": call_id, "name": name, "arguments": arguments.to_string()}]})
+}
+
+/// A Responses API stream that ends the turn with this text.
+fn responses_message_events(text: &str) -> Vec<Vec<u8>> {
+    let message = json!({"id": "msg_test", "type": "message", "role": "assistant",
+        "status": "completed", "content": [{"type": "output_text", "text": text,
+            "annotations": []}]});
+    vec![
+        typed_event(&json!({"type": "response.created", "sequence_number": 0,
+            "response": {"id": "resp_final", "status": "in_progress", "output": []}})),
+        typed_event(
+            &json!({"type": "response.output_item.done", "sequence_number": 1,
+            "output_index": 0, "item": message}),
+        ),
+        typed_event(&json!({"type": "response.completed", "sequence_number": 2,
+            "response": {"id": "resp_final", "status": "completed", "output": [message],
+                "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                    "total_tokens": 15}}})),
+    ]
+}
+
+/// A Gemini answer: one candidate with these parts.
+fn gemini_answer(parts: Value) -> Value {
+    json!({"candidates": [{"content": {"role": "model", "parts": parts},
+        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "scripted", "responseId": "resp_test"})
+}
+
+/// A Gemini stream of these chunks, as the API sends them (`\r\n` line ends).
+fn gemini_events(chunks: &[Value]) -> Vec<Vec<u8>> {
+    chunks
+        .iter()
+        .map(|chunk| format!("data: {chunk}\r\n\r\n").into_bytes())
+        .collect()
+}
+
+/// The arguments string of a call, parsed.
+#[track_caller]
+fn parsed(arguments: &Value) -> Value {
+    let text = arguments.as_str().unwrap_or_else(|| panic!("{arguments}"));
+    serde_json::from_str(text).unwrap_or_else(|error| panic!("{error}: {text}"))
+}
+
+/// `reasons extract ARGS --format jsonl`, its records.
+#[track_caller]
+fn extract(args: &[&str]) -> Vec<Value> {
+    let output = reasons()
+        .arg("extract")
+        .args(args)
+        .args(["--format", "jsonl"])
+        .output()
+        .expect("reasons extract runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "extract {args:?}: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    records(&stdout)
+}
+
+/// The one file under `dir` (at any depth) whose name starts with `prefix` and ends with
+/// `.jsonl`.
+#[track_caller]
+fn only_jsonl(dir: &Path, prefix: &str) -> PathBuf {
+    fn walk(dir: &Path, prefix: &str, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                walk(&path, prefix, found);
+            } else if name.starts_with(prefix) && name.ends_with(".jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(dir, prefix, &mut found);
+    assert_eq!(
+        found.len(),
+        1,
+        "{prefix}*.jsonl under {}: {found:?}",
+        dir.display()
+    );
+    found.remove(0)
+}
+
+// ---- the openai SDK ---------------------------------------------------------------------------
+
+const SDK_REASON: &str = "List the folder the user asked about";
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_openai_sdk_gets_calls_without_the_reason_chat_and_responses_plain_and_streamed() {
+    // Each way names itself in the user's message; the call's id says which way it was.
+    let upstream = Upstream::start(|request| {
+        let body = request.json();
+        let arguments = json!({"cmd": "ls -l", "reason": SDK_REASON});
+        let stream = body["stream"] == true;
+        if path_of(request).ends_with("/chat/completions") {
+            let way = body["messages"][0]["content"].as_str().unwrap_or("?");
+            let calls = [(format!("call_{way}"), "exec_command".to_owned(), arguments)];
+            let calls: Vec<(&str, &str, Value)> = calls
+                .iter()
+                .map(|(id, name, arguments)| (id.as_str(), name.as_str(), arguments.clone()))
+                .collect();
+            if stream {
+                Answer::Events(chat_chunks(&calls))
+            } else {
+                Answer::Json(200, chat_completion(&calls))
+            }
+        } else if path_of(request).ends_with("/responses") {
+            let call_id = format!("call_{}", body["input"].as_str().unwrap_or("?"));
+            if stream {
+                Answer::Events(responses_events(&call_id, "exec_command", &arguments))
+            } else {
+                Answer::Json(
+                    200,
+                    responses_response(&call_id, "exec_command", &arguments),
+                )
+            }
+        } else {
+            not_found()
+        }
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let got = python_script(
+        "openai_client.py",
+        &[&format!("http://{}/v1", gateway.address)],
+    );
+
+    let stripped = json!(r#"{"cmd":"ls -l"}"#);
+    let ways = [
+        "chat_create",
+        "chat_stream",
+        "responses_create",
+        "responses_stream",
+    ];
+    for way in ways {
+        assert_eq!(
+            got[way]["calls"],
+            json!([{"id": format!("call_{way}"), "name": "exec_command", "arguments": stripped}]),
+            "{way}: {got}"
+        );
+    }
+    // The helpers' own events and accumulators saw the stripped arguments too.
+    assert_eq!(
+        got["chat_stream"]["done_events"],
+        json!([stripped]),
+        "{got}"
+    );
+    let helper = &got["responses_stream"];
+    assert_eq!(helper["last_snapshot"], stripped, "{got}");
+    assert_eq!(helper["done_events"], json!([stripped]), "{got}");
+    assert_eq!(helper["item_done_events"], json!([stripped]), "{got}");
+    assert!(!got.to_string().contains(SDK_REASON), "{got}");
+
+    let received = upstream.received();
+    assert_eq!(received.len(), 4, "{received:?}");
+    for (request, (path, stream)) in received.iter().zip([
+        ("/v1/chat/completions", None),
+        ("/v1/chat/completions", Some(true)),
+        ("/v1/responses", None),
+        ("/v1/responses", Some(true)),
+    ]) {
+        assert_eq!(request.path, path);
+        let body = request.json();
+        assert_eq!(
+            body.get("stream").and_then(Value::as_bool),
+            stream,
+            "{body}"
+        );
+        let tool = &body["tools"][0];
+        let schema = if path.contains("chat") {
+            &tool["function"]["parameters"]
+        } else {
+            &tool["parameters"]
+        };
+        assert_eq!(schema["properties"]["reason"]["type"], "string", "{body}");
+        assert_eq!(schema["required"], json!(["cmd"]), "{body}");
+    }
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        ways.map(|way| json!({"via": "gateway", "tool": "exec_command",
+            "call_id": format!("call_{way}"), "reason": SDK_REASON}))
+    );
+}
+
+// ---- the google-genai SDK ---------------------------------------------------------------------
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_genai_sdk_gets_function_calls_without_the_reason_plain_and_streamed() {
+    // The plain answer's call has an id; the streamed one has none, as the API's often do.
+    let upstream = Upstream::start(|request| {
+        let args = json!({"command": "ls -l", "reason": SDK_REASON});
+        let path = path_of(request);
+        if path.ends_with(":generateContent") {
+            let call = json!({"functionCall": {"id": "gc_plain", "name": "run_shell_command",
+                "args": args}});
+            Answer::Json(200, gemini_answer(json!([call])))
+        } else if path.ends_with(":streamGenerateContent") {
+            let call = json!({"functionCall": {"name": "run_shell_command", "args": args}});
+            Answer::Events(gemini_events(&[
+                gemini_answer(json!([{"text": "Let me look."}])),
+                gemini_answer(json!([call])),
+            ]))
+        } else {
+            not_found()
+        }
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let got = python_script("genai_client.py", &[&format!("http://{}", gateway.address)]);
+
+    let stripped = json!({"command": "ls -l"});
+    assert_eq!(
+        got,
+        json!({
+            "generate_content": [{"id": "gc_plain", "name": "run_shell_command", "args": stripped}],
+            "generate_content_stream": [{"id": null, "name": "run_shell_command", "args": stripped}],
+        })
+    );
+
+    let received = upstream.received();
+    assert_eq!(received.len(), 2, "{received:?}");
+    // The SDK names its API version itself (`/v1/` or `/v1beta/`).
+    assert!(
+        received[0]
+            .path
+            .ends_with("/models/gemini-test:generateContent"),
+        "{}",
+        received[0].path
+    );
+    assert!(
+        received[1]
+            .path
+            .ends_with("/models/gemini-test:streamGenerateContent?alt=sse"),
+        "{}",
+        received[1].path
+    );
+    // The SDK sends `parameters` in its own Schema type, and the JSON schema as given, under
+    // the proto field's own name (which the API takes as well as `parametersJsonSchema`).
+    for (request, key) in received
+        .iter()
+        .zip(["parameters", "parameters_json_schema"])
+    {
+        let body = request.json();
+        let declaration = &body["tools"][0]["functionDeclarations"][0];
+        assert_eq!(declaration["name"], "run_shell_command", "{body}");
+        let reason = &declaration[key]["properties"]["reason"];
+        assert_eq!(reason["type"], "string", "{key}: {body}");
+        assert!(
+            declaration[key]["required"]
+                .as_array()
+                .is_some_and(|required| !required.contains(&json!("reason"))),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [
+            json!({"via": "gateway", "tool": "run_shell_command", "call_id": "gc_plain",
+                "reason": SDK_REASON}),
+            json!({"via": "gateway", "tool": "run_shell_command", "call_id": null,
+                "reason": SDK_REASON}),
+        ]
+    );
+}
+
+// ---- the real Codex CLI -----------------------------------------------------------------------
+
+const CODEX_REASON: &str = "Print a marker to check that the shell works";
+const CODEX_CALL: &str = "call_reasons_1";
+/// The command's output differs from its text, so that finding it proves the command ran.
+const MARKER_COMMAND: &str = "printf '%s-%s\\n' shell ran";
+const MARKER: &str = "shell-ran";
+const FINAL: &str = "Done: the shell ran.";
+
+/// The Responses API requests of a run.
+fn responses_requests(upstream: &Upstream) -> Vec<Value> {
+    upstream
+        .received()
+        .iter()
+        .filter(|request| request.method == "POST" && path_of(request).ends_with("/responses"))
+        .map(Received::json)
+        .collect()
+}
+
+/// A Responses model that calls `exec_command` with a reason, then ends the turn once the
+/// request's input holds that call's output.
+fn codex_model(request: &Received) -> Answer {
+    if request.method != "POST" || !path_of(request).ends_with("/responses") {
+        return not_found();
+    }
+    let body = request.json();
+    let answered = body["input"].as_array().is_some_and(|input| {
+        input
+            .iter()
+            .any(|item| item["type"] == "function_call_output" && item["call_id"] == CODEX_CALL)
+    });
+    if answered {
+        Answer::Events(responses_message_events(FINAL))
+    } else {
+        Answer::Events(responses_events(
+            CODEX_CALL,
+            "exec_command",
+            &json!({"cmd": MARKER_COMMAND, "reason": CODEX_REASON}),
+        ))
+    }
+}
+
+/// A `codex exec` run: its own CODEX_HOME and working folder, the gateway as its model provider.
+struct Codex {
+    home: tempfile::TempDir,
+    _work: tempfile::TempDir,
+    /// The `--json` events it printed.
+    events: Vec<Value>,
+}
+
+impl Codex {
+    fn run(gateway: &Gateway) -> Codex {
+        let codex = part("npm/node_modules/.bin/codex");
+        let home = tempfile::tempdir().expect("a CODEX_HOME");
+        let work = tempfile::tempdir().expect("a working folder");
+        let config = format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"reasons\"\n\n\
+             [model_providers.reasons]\nname = \"reasons gateway\"\n\
+             base_url = \"http://{}/v1\"\nwire_api = \"responses\"\nenv_key = \"REASONS_TEST_KEY\"\n",
+            gateway.address
+        );
+        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        let mut command = Command::new(codex);
+        command
+            .args([
+                "exec",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "--json",
+                "Print the marker in the shell, then say done.",
+            ])
+            .current_dir(work.path())
+            // Nothing of this machine's own setup: only what the run is given.
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("CODEX_HOME", home.path())
+            .env("SHELL", "/bin/bash")
+            .env("REASONS_TEST_KEY", "sk-test-not-a-key");
+        let output = run_bounded(command);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "codex failed: {}\nstdout: {stdout}\nstderr: {stderr}",
+            output.status
+        );
+        let events = stdout
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        Codex {
+            home,
+            _work: work,
+            events,
+        }
+    }
+
+    /// The thread id the run printed first.
+    fn thread(&self) -> String {
+        self.events
+            .iter()
+            .find(|event| event["type"] == "thread.started")
+            .and_then(|event| event["thread_id"].as_str())
+            .unwrap_or_else(|| panic!("no thread.started: {:?}", self.events))
+            .to_owned()
+    }
+
+    /// The run's rollout, `CODEX_HOME/sessions/YYYY/MM/DD/rollout-….jsonl`.
+    fn rollout(&self) -> PathBuf {
+        only_jsonl(&self.home.path().join("sessions"), "rollout-")
+    }
+}
+
+/// What a Codex run through `gateway` shows: the declaration, the call's output coming back, the
+/// rollout's copy of the call, the reasons log, and `extract`'s record of the call.
+fn codex_session(strip: bool) {
+    let upstream = Upstream::start(codex_model);
+    let gateway = Gateway::start(&upstream.url(), if strip { &[] } else { &["--no-strip"] });
+    let codex = Codex::run(&gateway);
+    let thread = codex.thread();
+
+    let requests = responses_requests(&upstream);
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let tools = requests[0]["tools"].as_array().expect("tools");
+    let exec = tools
+        .iter()
+        .find(|tool| tool["name"] == "exec_command")
+        .expect("exec_command is declared");
+    assert_eq!(exec["type"], "function");
+    assert_eq!(
+        exec["parameters"]["properties"]["reason"]["type"], "string",
+        "{exec}"
+    );
+    assert!(
+        !exec["parameters"]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("reason")),
+        "{exec}"
+    );
+    // A free-text tool has no schema to augment, and passes as Codex declared it.
+    let patch = tools
+        .iter()
+        .find(|tool| tool["name"] == "apply_patch")
+        .expect("apply_patch is declared");
+    assert_eq!(patch["type"], "custom");
+    assert!(!patch.to_string().contains("\"reason\""), "{patch}");
+
+    // The command ran: its output is in the next request, beside the call as Codex received it.
+    let input = requests[1]["input"].as_array().expect("input");
+    let output = input
+        .iter()
+        .find(|item| item["type"] == "function_call_output" && item["call_id"] == CODEX_CALL)
+        .expect("the call's output");
+    assert!(output.to_string().contains(MARKER), "{output}");
+    let call = input
+        .iter()
+        .find(|item| item["type"] == "function_call" && item["call_id"] == CODEX_CALL)
+        .expect("the call in the history");
+    let mut expected = json!({"cmd": MARKER_COMMAND});
+    if !strip {
+        expected["reason"] = json!(CODEX_REASON);
+    }
+    assert_eq!(parsed(&call["arguments"]), expected, "{call}");
+
+    // The rollout records the call under its call_id, as Codex received it.
+    let rollout = codex.rollout();
+    let text = std::fs::read_to_string(&rollout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "session_meta");
+    assert_eq!(lines[0]["payload"]["id"], thread.as_str());
+    let recorded = lines
+        .iter()
+        .find(|line| {
+            line["type"] == "response_item"
+                && line["payload"]["type"] == "function_call"
+                && line["payload"]["call_id"] == CODEX_CALL
+        })
+        .unwrap_or_else(|| panic!("no function_call {CODEX_CALL} in {}", rollout.display()));
+    assert_eq!(
+        parsed(&recorded["payload"]["arguments"]),
+        expected,
+        "{recorded}"
+    );
+    assert_eq!(text.contains(CODEX_REASON), !strip);
+
+    // The reasons log holds the reason under that call_id, in the session Codex named; the
+    // person running the gateway saw it on stderr.
+    let stderr = gateway.stderr_once(CODEX_REASON);
+    assert!(
+        stderr.contains(&format!("exec_command: {CODEX_REASON}")),
+        "{stderr}"
+    );
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [
+            json!({"via": "gateway", "tool": "exec_command", "call_id": CODEX_CALL,
+            "reason": CODEX_REASON, "session": thread})
+        ]
+    );
+    let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&rollout)]);
+    let calls: Vec<&Value> = calls
+        .iter()
+        .filter(|record| record["call_id"] == CODEX_CALL)
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let record = calls[0];
+    assert_eq!(record["format"], "codex", "{record}");
+    assert_eq!(record["session"], thread.as_str(), "{record}");
+    assert_eq!(record["tool"], "exec_command", "{record}");
+    assert_eq!(record["reason"], CODEX_REASON, "{record}");
+    assert_eq!(record["status"], "present", "{record}");
+    assert_eq!(
+        record["reason_from"],
+        if strip { "log" } else { "call" },
+        "{record}"
+    );
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_codex_runs_the_stripped_call_and_the_log_joins_its_rollout() {
+    codex_session(true);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_codex_accepts_the_reason_with_no_strip_and_its_rollout_keeps_it() {
+    codex_session(false);
+}
+
+// ---- the real Gemini CLI ----------------------------------------------------------------------
+
+const GEMINI_REASON: &str = "Print a marker to check that the shell works";
+
+/// Whether a Gemini request's history holds a `functionResponse`.
+fn has_function_response(body: &Value) -> bool {
+    body["contents"].as_array().is_some_and(|contents| {
+        contents
+            .iter()
+            .filter_map(|content| content["parts"].as_array())
+            .flatten()
+            .any(|part| part.get("functionResponse").is_some())
+    })
+}
+
+/// A Gemini model that calls `run_shell_command` with a reason (and the id `call_id`, when
+/// given), then answers in text once the history holds the call's response. A request without
+/// tools is Gemini CLI's routing classifier, answered as it asks.
+fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer + Send + Sync {
+    move |request| {
+        let path = path_of(request);
+        if request.method != "POST" || !path.contains("/models/") {
+            return not_found();
+        }
+        let body = request.json();
+        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let answer = if !has_tools {
+            let verdict = json!({"complexity_reasoning": "A one-line shell command.",
+                "complexity_score": 10});
+            gemini_answer(json!([{"text": verdict.to_string()}]))
+        } else if has_function_response(&body) {
+            gemini_answer(json!([{"text": FINAL}]))
+        } else {
+            let mut call = json!({"name": "run_shell_command",
+                "args": {"command": MARKER_COMMAND, "description": "Print a marker",
+                    "reason": GEMINI_REASON}});
+            if let Some(id) = call_id {
+                call["id"] = json!(id);
+            }
+            gemini_answer(json!([{"functionCall": call}]))
+        };
+        if path.ends_with(":streamGenerateContent") {
+            Answer::Events(gemini_events(&[answer]))
+        } else {
+            Answer::Json(200, answer)
+        }
+    }
+}
+
+/// A `gemini -p` run: its own HOME and working folder, the gateway as its API.
+struct GeminiCli {
+    home: tempfile::TempDir,
+    _work: tempfile::TempDir,
+    stdout: String,
+}
+
+impl GeminiCli {
+    fn run(gateway: &Gateway) -> GeminiCli {
+        let gemini = part("npm/node_modules/.bin/gemini");
+        let home = tempfile::tempdir().expect("a HOME");
+        let work = tempfile::tempdir().expect("a working folder");
+        // With GOOGLE_GEMINI_BASE_URL set, the auth type the environment implies is "gateway",
+        // which non-interactive mode rejects: the settings name the API key's.
+        std::fs::create_dir(home.path().join(".gemini")).unwrap();
+        std::fs::write(
+            home.path().join(".gemini/settings.json"),
+            json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
+        )
+        .unwrap();
+        let mut command = Command::new(gemini);
+        command
+            // Without --yolo, non-interactive mode does not even declare its shell tool.
+            .args([
+                "--yolo",
+                "-p",
+                "Print the marker in the shell, then say done.",
+            ])
+            .current_dir(work.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("SHELL", "/bin/bash")
+            .env(
+                "GOOGLE_GEMINI_BASE_URL",
+                format!("http://{}", gateway.address),
+            )
+            .env("GEMINI_API_KEY", "test-not-a-key")
+            // An untrusted folder overrides --yolo.
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+        let output = run_bounded(command);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "gemini failed: {}\nstdout: {stdout}\nstderr: {stderr}",
+            output.status
+        );
+        GeminiCli {
+            home,
+            _work: work,
+            stdout,
+        }
+    }
+
+    /// The session log, `HOME/.gemini/tmp/<folder>/chats/session-….jsonl`.
+    fn session_log(&self) -> PathBuf {
+        only_jsonl(&self.home.path().join(".gemini/tmp"), "session-")
+    }
+}
+
+/// What a Gemini CLI run through `gateway` shows: the declarations, the call's response coming
+/// back and the id the CLI gave the call, and the session log's record of it. Returns the
+/// session log, how it records the call, and the CLI's run.
+fn gemini_session(
+    gateway: &Gateway,
+    upstream: &Upstream,
+    strip: bool,
+) -> (PathBuf, GeminiCall, GeminiCli) {
+    let cli = GeminiCli::run(gateway);
+    assert_eq!(cli.stdout.trim(), FINAL);
+
+    let turns: Vec<Value> = upstream
+        .received()
+        .iter()
+        .filter(|request| path_of(request).ends_with(":streamGenerateContent"))
+        .map(Received::json)
+        .collect();
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    let declarations = turns[0]["tools"][0]["functionDeclarations"]
+        .as_array()
+        .expect("one group of declarations");
+    let declared = |name: &str| {
+        declarations
+            .iter()
+            .find(|declaration| declaration["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not declared"))
+            .clone()
+    };
+    let shell = declared("run_shell_command");
+    assert_eq!(
+        shell["parametersJsonSchema"]["properties"]["reason"]["type"], "string",
+        "{shell}"
+    );
+    // `enter_plan_mode` declares a `reason` of its own: it is left as the CLI wrote it.
+    let plan = declared("enter_plan_mode");
+    assert_eq!(
+        plan["parametersJsonSchema"]["properties"]["reason"]["description"],
+        "Short reason explaining why you are entering plan mode.",
+        "{plan}"
+    );
+
+    // The command ran: its response is in the next turn, beside the call as the CLI received it.
+    let parts: Vec<&Value> = turns[1]["contents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|content| content["parts"].as_array())
+        .flatten()
+        .collect();
+    let response = parts
+        .iter()
+        .find_map(|part| part.get("functionResponse"))
+        .expect("the call's response");
+    assert_eq!(response["name"], "run_shell_command");
+    assert!(response.to_string().contains(MARKER), "{response}");
+    let call = parts
+        .iter()
+        .find_map(|part| part.get("functionCall"))
+        .expect("the call in the history");
+    let mut expected = json!({"command": MARKER_COMMAND, "description": "Print a marker"});
+    if !strip {
+        expected["reason"] = json!(GEMINI_REASON);
+    }
+    assert_eq!(call["args"], expected, "{call}");
+    let api_id = call["id"].as_str().expect("the CLI sends the call's id");
+    assert_eq!(response["id"], api_id);
+
+    // The session log records the call as the CLI received it, under `<tool>__<id>`.
+    let session = cli.session_log();
+    let text = std::fs::read_to_string(&session).unwrap();
+    let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["kind"], "main", "{first}");
+    let session_id = first["sessionId"].as_str().expect("a sessionId").to_owned();
+    let recorded = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter_map(|line| line["toolCalls"].as_array().cloned())
+        .flatten()
+        .find(|call| call["name"] == "run_shell_command")
+        .unwrap_or_else(|| panic!("no run_shell_command in {text}"));
+    assert_eq!(recorded["id"], format!("run_shell_command__{api_id}"));
+    assert_eq!(recorded["args"], expected, "{recorded}");
+    assert_eq!(recorded["status"], "success", "{recorded}");
+    assert_eq!(text.contains(GEMINI_REASON), !strip);
+    let id = recorded["id"].as_str().unwrap().to_owned();
+    (session, GeminiCall { id, session_id }, cli)
+}
+
+/// How a Gemini CLI session log records the call: its id, and the session its first line names.
+struct GeminiCall {
+    id: String,
+    session_id: String,
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
+    let upstream = Upstream::start(gemini_model(None));
+    let gateway = Gateway::start(&upstream.url(), &["--no-strip"]);
+    let (session, call, _cli) = gemini_session(&gateway, &upstream, false);
+
+    let calls = extract(&[arg(&session)]);
+    let calls: Vec<&Value> = calls
+        .iter()
+        .filter(|record| record["tool"] == "run_shell_command")
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let record = calls[0];
+    assert_eq!(record["format"], "gemini-cli", "{record}");
+    assert_eq!(record["call_id"], call.id, "{record}");
+    assert_eq!(record["session"], call.session_id, "{record}");
+    assert_eq!(record["reason"], GEMINI_REASON, "{record}");
+    assert_eq!(record["status"], "present", "{record}");
+    // The gateway logged it too, with no id: the model's call had none. (The CLI invents one
+    // once the call has passed, so only the session's own copy can hold this reason.)
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [
+            json!({"via": "gateway", "tool": "run_shell_command", "call_id": null,
+            "reason": GEMINI_REASON})
+        ]
+    );
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
+    // The model gives its call an id, which the CLI keeps (recording `<tool>__<id>`); the log
+    // holds the reason under the id, and `extract` joins the two.
+    let upstream = Upstream::start(gemini_model(Some("gc_reasons_1")));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let (session, call, _cli) = gemini_session(&gateway, &upstream, true);
+    assert_eq!(call.id, "run_shell_command__gc_reasons_1");
+    assert_eq!(
+        read_reasons_log(&gateway.log),
+        [
+            json!({"via": "gateway", "tool": "run_shell_command", "call_id": "gc_reasons_1",
+            "reason": GEMINI_REASON})
+        ]
+    );
+    let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&session)]);
+    let calls: Vec<&Value> = calls
+        .iter()
+        .filter(|record| record["tool"] == "run_shell_command")
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let record = calls[0];
+    assert_eq!(record["format"], "gemini-cli", "{record}");
+    assert_eq!(record["call_id"], call.id, "{record}");
+    assert_eq!(record["session"], call.session_id, "{record}");
+    assert_eq!(record["reason"], GEMINI_REASON, "{record}");
+    assert_eq!(record["status"], "present", "{record}");
+    assert_eq!(record["reason_from"], "log", "{record}");
+}
