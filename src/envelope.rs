@@ -147,6 +147,14 @@ impl Envelope {
         }
     }
 
+    /// Whether a declaration asks for strict schema adherence (`"strict": true` beside its
+    /// schema).
+    pub fn is_strict(self, declaration: &Value) -> bool {
+        self.declaration_body(declaration)
+            .and_then(|body| body.get("strict"))
+            .is_some_and(|strict| strict == true)
+    }
+
     fn declaration_body_mut(self, declaration: &mut Value) -> Option<&mut Map<String, Value>> {
         match self {
             Envelope::OpenAiFunction => declaration.get_mut("function")?.as_object_mut(),

@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 const KEYS: &[&str] = &[
     "reason",
+    "strict",
     "Reason",
     "reasons",
     "name",
@@ -370,6 +371,10 @@ fn expected_augmentation(declaration: &Value) -> Option<Value> {
     let (body, key) = declaration_body(declaration)?;
     body.get("name")?.as_str()?;
     let key = key?;
+    // A strict schema cannot gain an optional property.
+    if body.get("strict") == Some(&Value::Bool(true)) {
+        return None;
+    }
     let schema = body.get(key)?.as_object()?;
     match schema.get("properties") {
         None => {}

@@ -473,3 +473,31 @@ fn failed_first_listing_strips_nothing() {
     let call = call_with_reason("fs_write");
     assert_same_bytes(&forward(&layer, call.clone()), &call);
 }
+
+#[test]
+fn a_strict_schema_is_left_alone_and_a_loose_one_is_augmented() {
+    // OpenAI's strict function calling, and Anthropic's strict tool use, refuse a schema with a
+    // property missing from `required`: the layer cannot extend one.
+    let strict = [
+        json!({"type": "function", "function": {"name": "fs_write", "strict": true,
+            "parameters": path_schema()}}),
+        json!({"type": "function", "name": "fs_write", "strict": true,
+            "parameters": path_schema()}),
+        json!({"name": "fs_write", "strict": true, "input_schema": path_schema()}),
+    ];
+    for declaration in strict {
+        assert!(
+            matches!(
+                Declaration::classify(&declaration),
+                Declaration::Unreadable { .. }
+            ),
+            "{declaration}"
+        );
+        let (layer, published) = listed(vec![declaration.clone()]);
+        assert_same_bytes(&published[0], &declaration);
+        assert!(layer.augmented_tools().is_empty());
+        let loose: Value =
+            serde_json::from_str(&declaration.to_string().replace("true", "false")).unwrap();
+        assert!(augment_declaration(&loose).is_some(), "{loose}");
+    }
+}
