@@ -81,12 +81,6 @@ impl Declaration {
         let Some(schema) = envelope.schema(declaration).and_then(Value::as_object) else {
             return Declaration::Unreadable { name: Some(name) };
         };
-        // A strict schema (OpenAI's structured outputs, Anthropic's strict tool use) must list
-        // every property in `required`: an optional `reason` would make the API refuse the
-        // request, and a required one would change the tool. There is no way to extend it.
-        if envelope.is_strict(declaration) {
-            return Declaration::Unreadable { name: Some(name) };
-        }
         let properties = match schema.get("properties") {
             None => None,
             Some(Value::Object(properties)) => Some(properties),
@@ -101,6 +95,13 @@ impl Declaration {
                 name,
                 layers_own: false,
             };
+        }
+        // A strict schema (OpenAI's structured outputs, Anthropic's strict tool use) must list
+        // every property in `required`: an optional `reason` would make the API refuse the
+        // request, and a required one would change the tool. There is no way to extend it. (One
+        // that declares a `reason` of its own is a collision, above, like any other.)
+        if envelope.is_strict(declaration) {
+            return Declaration::Unreadable { name: Some(name) };
         }
         Declaration::Augmentable { name, envelope }
     }

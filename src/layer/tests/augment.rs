@@ -501,3 +501,18 @@ fn a_strict_schema_is_left_alone_and_a_loose_one_is_augmented() {
         assert!(augment_declaration(&loose).is_some(), "{loose}");
     }
 }
+
+#[test]
+fn a_strict_schema_with_a_reason_of_its_own_is_a_collision() {
+    let own = json!({"type": "object", "properties": {"reason": {"type": "string"}},
+        "required": ["reason"], "additionalProperties": false});
+    let declaration = json!({"type": "function", "name": "delete_branch", "strict": true,
+        "parameters": own});
+    assert!(matches!(
+        Declaration::classify(&declaration),
+        Declaration::Collision {
+            layers_own: false,
+            ..
+        }
+    ));
+}
