@@ -53,6 +53,16 @@ pub enum Command {
     /// audited. `--min-coverage` turns it into a gate for CI; `--merge` adds up earlier JSON
     /// reports, so shards of logs add up to one.
     Stats(StatsArgs),
+    /// Write one HTML page for the person reviewing the sessions read.
+    ///
+    /// The page shows every session as the list of its calls in order: where each was recorded,
+    /// the tool and what it touched (a shell command, a file's path, an edit's old and new text, a
+    /// search's pattern), its full arguments one click away, and beside them the reason, as the
+    /// model's claim, with its status. Above them, the totals and coverage per tool and per day, as
+    /// `stats` counts them. Filters and a search box work in the browser; without scripts the
+    /// page is still complete. The page is self-contained: nothing is fetched, and its
+    /// Content-Security-Policy forbids anything but its own inline style and script.
+    Report(ReportArgs),
     /// Apply the reasons layer to a newline-delimited JSON stream.
     ///
     /// Reads JSON lines on stdin and writes exactly one line per line read, in order, each as
@@ -266,6 +276,18 @@ pub enum StatsFormat {
     Markdown,
     /// Comma-separated values with a header row.
     Csv,
+}
+
+/// Options of `reasons report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+
+    /// Write the page to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Options of `reasons filter`.

@@ -10,6 +10,7 @@ mod input;
 mod messages;
 mod output;
 mod progress;
+mod report;
 mod scan;
 
 use std::process;

@@ -11,16 +11,18 @@ mod hook;
 mod proxy;
 mod reading;
 mod relay;
+mod report;
 mod stats;
 
 pub use broken_pipe::is_broken_pipe;
 use reading::reading;
 
+use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use reasons::cli::{self, CheckArgs, Command, ExtractArgs, HookAgent, StatsArgs};
+use reasons::cli::{self, CheckArgs, Command, ExtractArgs, HookAgent, ReportArgs, StatsArgs};
 use reasons::reasons_log;
 use reasons::record::Status;
 use reasons::stats::GroupBy;
@@ -44,6 +46,14 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Stats(args) => {
             let options = stats_options(args)?;
             with_stdout(|out| stats::run(options, out))
+        }
+        Command::Report(args) => {
+            let output = args.output.clone();
+            let options = report_options(args)?;
+            match output {
+                Some(path) => with_file(&path, |out| report::run(options, out)),
+                None => with_stdout(|out| report::run(options, out)),
+            }
         }
         // The stream commands own stdout themselves: they flush per line, and the proxy writes
         // to it from the thread that reads the server.
@@ -89,6 +99,19 @@ fn with_stdout(
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout());
     let code = command(&mut out)?;
     out.flush()?;
+    Ok(code)
+}
+
+/// Runs a command that writes one document, into FILE (created, or emptied) instead of stdout.
+fn with_file(
+    path: &Path,
+    command: impl FnOnce(&mut (dyn Write + Send)) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    let file = File::create(path).with_context(|| format!("{}: cannot write", path.display()))?;
+    let mut out = BufWriter::with_capacity(64 * 1024, file);
+    let code = command(&mut out)?;
+    out.flush()
+        .with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(code)
 }
 
@@ -192,5 +215,12 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
         },
         min_coverage: args.min_coverage,
         merge,
+    })
+}
+
+fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
+    Ok(report::Options {
+        // The page shows every call's arguments.
+        reading: reading(args.input, true, false, false)?,
     })
 }

@@ -17,6 +17,7 @@ use reasons::stats::Report;
 pub use coverage::StatsFormat;
 pub use findings::{CheckFormat, Finding};
 pub use records::{record_writer, ExtractFormat, WriterOptions};
+pub use summary::touched;
 pub use writer::Writer;
 
 /// The writer of `check`'s findings for `format`.

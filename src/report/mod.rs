@@ -1,0 +1,572 @@
+//! The page `reasons report` writes: one self-contained HTML file for the person reviewing the
+//! sessions read.
+//!
+//! Markup is written with maud: every value put into it goes through maud's escaping unless it
+//! is one of this module's own constants, so no text from a log can become markup. The page
+//! fetches nothing — its style, script and charts are inline — and its Content-Security-Policy
+//! allows exactly that style and that script, by hash, and nothing else.
+
+mod charts;
+mod diff;
+mod json;
+mod touched;
+
+use std::io::{self, Write};
+
+use maud::{html, Markup, PreEscaped, Render, DOCTYPE};
+use reasons::envelope::{decode_arguments, Arguments};
+use reasons::layer::REASON_PARAM;
+use reasons::record::{CallRecord, Status};
+use reasons::stats::Report;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use json::{thousands, Long, Pretty};
+use touched::View;
+
+const STYLE: &str = include_str!("page.css");
+const SCRIPT: &str = include_str!("page.js");
+
+/// The most characters of one text the page holds: a 50 MB argument is shown by its first
+/// 64 Ki characters and a note saying how many more there are.
+pub const MAX_SHOWN: usize = 64 * 1024;
+
+/// A block of text longer than this many lines is shown by its opening, the rest one click away.
+const BLOCK_LINES: usize = 14;
+/// …or longer than this many characters.
+const BLOCK_CHARS: usize = 2_000;
+/// Diff lines shown for one edit before the rest is left to the arguments.
+const DIFF_LINES: usize = 60;
+
+/// What the page is made of: the calls, and the counts `stats` gives for them.
+pub struct Page<'a> {
+    /// Every call read, in input order, with its arguments.
+    pub records: &'a [CallRecord],
+    /// The counts per tool (with the files read and malformed lines skipped).
+    pub by_tool: &'a Report,
+    /// The counts per day.
+    pub by_day: &'a Report,
+}
+
+/// One session: the calls that share a session id, or, without one, a log file.
+struct Session<'a> {
+    id: Option<&'a str>,
+    calls: Vec<&'a CallRecord>,
+}
+
+/// The calls grouped by session, each session where its first call was, its calls in order.
+fn sessions(records: &[CallRecord]) -> Vec<Session<'_>> {
+    let mut sessions: Vec<Session<'_>> = Vec::new();
+    let mut index: foldhash::HashMap<(Option<&str>, &str), usize> = Default::default();
+    for record in records {
+        let id = record.session.as_deref();
+        // Calls with no session id are a session per file.
+        let key = (id, if id.is_some() { "" } else { &record.source });
+        let at = *index.entry(key).or_insert_with(|| {
+            sessions.push(Session {
+                id,
+                calls: Vec::new(),
+            });
+            sessions.len() - 1
+        });
+        sessions[at].calls.push(record);
+    }
+    sessions
+}
+
+/// A text from a log, escaped by maud, with control characters shown as their pictures (␀, ␛)
+/// rather than left for the browser to drop or act on.
+pub struct Text<'a>(pub &'a str);
+
+impl Render for Text<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        let hidden = |c: char| (c < ' ' && c != '\n' && c != '\t') || c == '\u{7f}';
+        if !self.0.contains(hidden) {
+            return self.0.render_to(buffer);
+        }
+        let shown: String = self
+            .0
+            .chars()
+            .map(|c| match c {
+                '\u{7f}' => '\u{2421}',
+                c if hidden(c) => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+                c => c,
+            })
+            .collect();
+        shown.render_to(buffer);
+    }
+}
+
+/// The opening of `text` up to `max` characters, and how many characters were left out.
+pub fn cut(text: &str, max: usize) -> (&str, usize) {
+    match text.char_indices().nth(max) {
+        None => (text, 0),
+        Some((at, _)) => (&text[..at], text[at..].chars().count()),
+    }
+}
+
+fn csp_hash(text: &str) -> String {
+    format!(
+        "'sha256-{}'",
+        base64_digest(&Sha256::digest(text.as_bytes()))
+    )
+}
+
+/// Standard base64 of a digest, as CSP hash sources write it.
+fn base64_digest(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut encoded = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let word = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for at in 0..4 {
+            if at <= chunk.len() {
+                encoded.push(ALPHABET[(word >> (18 - 6 * at) & 63) as usize] as char);
+            } else {
+                encoded.push('=');
+            }
+        }
+    }
+    encoded
+}
+
+/// The Content-Security-Policy of the page: nothing may load, connect or run but its own inline
+/// style and script.
+pub fn content_security_policy() -> String {
+    format!(
+        "default-src 'none'; style-src {}; script-src {}; base-uri 'none'; form-action 'none'",
+        csp_hash(STYLE),
+        csp_hash(SCRIPT)
+    )
+}
+
+/// Writes the page. Sessions are rendered one call at a time into a buffer handed to `out`
+/// every few hundred KiB, so a page of 100,000 calls is never held whole.
+pub fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
+    let sessions = sessions(page.records);
+    let mut buffer = String::with_capacity(512 * 1024);
+    head(page, sessions.len()).render_to(&mut buffer);
+    overview(page, sessions.len()).render_to(&mut buffer);
+    filters(page).render_to(&mut buffer);
+    buffer.push_str("<main id=\"sessions\">\n");
+    let mut number = 0;
+    for (at, session) in sessions.iter().enumerate() {
+        session_head(at + 1, session).render_to(&mut buffer);
+        for record in &session.calls {
+            number += 1;
+            call(number, record).render_to(&mut buffer);
+            buffer.push('\n');
+            if buffer.len() > 256 * 1024 {
+                out.write_all(buffer.as_bytes())?;
+                buffer.clear();
+            }
+        }
+        buffer.push_str("</ol></details>\n");
+    }
+    html! {
+        @if sessions.is_empty() {
+            p.empty { "No tool calls were found in the logs read." }
+        }
+        "</main>\n"
+        footer { "Written by reasons " (env!("CARGO_PKG_VERSION")) ". A reason is what the model said about its own call: read it beside the arguments, never instead of them." }
+        script { (PreEscaped(SCRIPT)) }
+    }
+    .render_to(&mut buffer);
+    buffer.push_str("</body></html>\n");
+    out.write_all(buffer.as_bytes())
+}
+
+fn head(page: &Page<'_>, sessions: usize) -> Markup {
+    let totals = &page.by_tool.totals;
+    let title = format!(
+        "reasons: {} calls in {} sessions, coverage {}",
+        thousands(totals.calls as usize),
+        thousands(sessions),
+        charts::percent(totals)
+    );
+    // The document is opened here and closed by `write_page`, after the sessions.
+    html! {
+        (DOCTYPE)
+        (PreEscaped("<html lang=\"en\">\n<head>\n"))
+        meta charset="utf-8";
+        meta http-equiv="Content-Security-Policy" content=(content_security_policy());
+        meta name="viewport" content="width=device-width, initial-scale=1";
+        meta name="generator" content={"reasons " (env!("CARGO_PKG_VERSION"))};
+        title { (title) }
+        style { (PreEscaped(STYLE)) }
+        (PreEscaped("\n</head>\n<body>\n"))
+    }
+}
+
+fn overview(page: &Page<'_>, sessions: usize) -> Markup {
+    let by_tool = page.by_tool;
+    let totals = &by_tool.totals;
+    let days = charts::dated(page.by_day);
+    html! {
+        header {
+            h1 { "Tool calls and their reasons" }
+            p.lede {
+                "Each call is shown with what it touched and its arguments; beside it, the "
+                em { "reason" } " the model gave for it. A reason is the model's claim about its own call, "
+                "not a verdict: weigh it against the arguments."
+            }
+        }
+        section #overview {
+            dl.totals {
+                div { dt { "files" } dd { (thousands(by_tool.files as usize)) } }
+                div { dt { "sessions" } dd { (thousands(sessions)) } }
+                div { dt { "calls" } dd { (thousands(totals.calls as usize)) } }
+                div.coverage { dt { "coverage" } dd { (charts::percent(totals)) } }
+                div { dt { "audited" } dd { (thousands(totals.audited() as usize)) } }
+                @if by_tool.malformed_lines > 0 {
+                    div.warn { dt { "malformed lines skipped" } dd { (thousands(by_tool.malformed_lines as usize)) } }
+                }
+            }
+            p.legend {
+                @for status in Status::ALL {
+                    span class={"chip st-" (status)} { (status) " " (totals.count(status)) }
+                    " "
+                }
+            }
+            p.note {
+                "Coverage is present ÷ (present + blank + invalid + missing); "
+                "calls to tools with a reason argument of their own (declared) and calls whose "
+                "arguments cannot carry one (freeform) are counted, not audited."
+            }
+            @if !by_tool.groups.is_empty() {
+                h2 { "Coverage per tool" }
+                (charts::tools(by_tool))
+            }
+            @if days.len() > 1 {
+                h2 { "Coverage per day" }
+                (charts::days(&days))
+            } @else if let [day] = days[..] {
+                p.note { "Every dated call is from " (Text(&day.key)) "." }
+            }
+            details.numbers {
+                summary { "The numbers, as " code { "reasons stats" } " counts them" }
+                (numbers(by_tool, "tool"))
+                @if !page.by_day.groups.is_empty() {
+                    (numbers(page.by_day, "day"))
+                }
+            }
+        }
+    }
+}
+
+fn numbers(report: &Report, by: &str) -> Markup {
+    let row = |key: &str, counts: &reasons::stats::Counts| {
+        html! {
+            tr {
+                th scope="row" { (Text(key)) }
+                td { (counts.calls) }
+                @for status in Status::ALL { td { (counts.count(status)) } }
+                td { (charts::percent(counts)) }
+                td { (counts.median_reason_length.map(|median| median.to_string()).unwrap_or_else(|| "–".into())) }
+            }
+        }
+    };
+    html! {
+        table.numbers {
+            thead { tr {
+                th scope="col" { (by) } th scope="col" { "calls" }
+                @for status in Status::ALL { th scope="col" { (status) } }
+                th scope="col" { "coverage" } th scope="col" { "median length" }
+            } }
+            tbody {
+                @for group in &report.groups { (row(&group.key, &group.counts)) }
+                (row("total", &report.totals))
+            }
+        }
+    }
+}
+
+fn filters(page: &Page<'_>) -> Markup {
+    let totals = &page.by_tool.totals;
+    html! {
+        // Shown by the script: without it there is nothing to filter with, and the page is
+        // complete as it is.
+        form #filters hidden {
+            fieldset.statuses {
+                legend { "status" }
+                @for status in Status::ALL {
+                    label class={"chip st-" (status)} {
+                        input type="checkbox" name="status" value=(status) checked;
+                        " " (status) " " (totals.count(status))
+                    }
+                }
+            }
+            label.tool {
+                "tool "
+                select name="tool" {
+                    option value="" { "every tool" }
+                    @for group in &page.by_tool.groups {
+                        option value=(Text(&group.key)) { (Text(&group.key)) " (" (group.counts.calls) ")" }
+                    }
+                }
+            }
+            label.search {
+                "search "
+                input type="search" name="q" placeholder="command, path, reason…";
+            }
+            output #shown { (totals.calls) " of " (totals.calls) " calls" }
+        }
+    }
+}
+
+fn session_head(number: usize, session: &Session<'_>) -> Markup {
+    let mut counts = reasons::stats::Counts::default();
+    for record in &session.calls {
+        counts.add(record);
+    }
+    let mut files: Vec<&str> = session.calls.iter().map(|r| r.source.as_str()).collect();
+    files.dedup();
+    files.sort_unstable();
+    files.dedup();
+    let first = session.calls.iter().find_map(|r| r.timestamp.as_deref());
+    let last = session
+        .calls
+        .iter()
+        .rev()
+        .find_map(|r| r.timestamp.as_deref());
+    let lacking = counts.blank + counts.invalid + counts.missing;
+    html! {
+        (PreEscaped("<details class=\"session\" open id=\"session-"))
+        (number)
+        (PreEscaped("\">"))
+        summary {
+            span.sid {
+                @match session.id {
+                    Some(id) => { "session " code { (Text(id)) } }
+                    None => { "no session id: " code { (Text(files[0])) } }
+                }
+            }
+            span.meta {
+                (counts.calls) " calls · coverage " (charts::percent(&counts))
+                @if lacking > 0 { " · " span.lacking { (lacking) " without a reason" } }
+                @if let (Some(first), Some(last)) = (first, last) {
+                    " · " (Text(&when(first))) " – " (Text(&when(last)))
+                }
+            }
+            @if session.id.is_some() || files.len() > 1 {
+                span.files { @for (at, file) in files.iter().enumerate() { @if at > 0 { ", " } (Text(file)) } }
+            }
+        }
+        (PreEscaped("<ol class=\"calls\">\n"))
+    }
+}
+
+/// A timestamp as a person reads it: an ISO 8601 one as date and time to the second, any other
+/// as written.
+fn when(timestamp: &str) -> String {
+    let shape = b"0000-00-00T00:00:00";
+    let fits = timestamp.len() >= shape.len()
+        && timestamp.bytes().zip(shape).all(|(byte, want)| match want {
+            b'0' => byte.is_ascii_digit(),
+            want => byte == *want,
+        });
+    if fits {
+        format!("{} {}", &timestamp[..10], &timestamp[11..19])
+    } else {
+        timestamp.to_owned()
+    }
+}
+
+fn call(number: usize, record: &CallRecord) -> Markup {
+    let status = record.status;
+    // Arguments in a JSON string are shown decoded: the reviewer reads the object the tool got.
+    let decoded = match &record.arguments {
+        Some(Value::String(text)) => match decode_arguments(&Value::String(text.clone())) {
+            Arguments::Object(map) => Some(Value::Object(map.into_owned())),
+            _ => None,
+        },
+        _ => None,
+    };
+    let arguments = decoded.as_ref().or(record.arguments.as_ref());
+    html! {
+        li class={"call st-" (status)} id={"call-" (number)} data-status=(status) data-tool=(Text(&record.tool)) {
+            div.what {
+                div.where {
+                    a.anchor href={"#call-" (number)} title="link to this call" { "#" (number) }
+                    @if let Some(timestamp) = &record.timestamp {
+                        " " span.time title=(Text(timestamp)) { (Text(&when(timestamp))) }
+                    }
+                    " " span.loc { (Text(&record.source)) ":" (record.line) }
+                    " " span.tool { (Text(&record.tool)) }
+                }
+                div.touched { (view(arguments)) }
+                @if let Some(arguments) = arguments {
+                    details.args {
+                        summary {
+                            "arguments"
+                            @if decoded.is_some() { " (sent as a JSON string)" }
+                            @if let Some(id) = &record.call_id { " · id " (Text(id)) }
+                        }
+                        div.json { (Pretty(arguments)) }
+                    }
+                }
+            }
+            (why(record, arguments))
+        }
+    }
+}
+
+fn view(arguments: Option<&Value>) -> Markup {
+    let Some(arguments) = arguments else {
+        return html! { span.none { "arguments not recorded" } };
+    };
+    match touched::view(arguments) {
+        View::Command { command, workdir } => html! {
+            (block("cmd", &command))
+            @if let Some(workdir) = workdir { span.cwd { "in " (Text(workdir)) } }
+        },
+        View::Edit { path, changes } => html! {
+            @if let Some(path) = path { code.path { (Text(path)) } }
+            @for (old, new) in changes { (edit(old, new)) }
+        },
+        View::Write { path, content } => html! {
+            @if let Some(path) = path { code.path { (Text(path)) } " " }
+            span.size { "writes " (json::size(content.chars().count(), content.lines().count())) }
+            (block("content", content))
+        },
+        View::Patch(patch) => block("patch", patch),
+        View::Search { pattern, scope } => html! {
+            span.kind { "search " } code.pattern { (Text(cut(&pattern, BLOCK_CHARS).0)) }
+            @if let Some(scope) = scope { " in " code.path { (Text(scope)) } }
+        },
+        View::Path(path) => html! { code.path { (Text(cut(path, BLOCK_CHARS).0)) } },
+        View::Url(url) => html! { code.url { (Text(cut(url, BLOCK_CHARS).0)) } },
+        View::Summary(summary) => html! { code.summary { (Text(&summary)) } },
+        View::Nothing => html! { span.none { "no arguments" } },
+    }
+}
+
+/// A text as a block: whole when short, else its opening and the rest one click away.
+fn block(class: &str, text: &str) -> Markup {
+    let lines = text.lines().count();
+    let chars = text.chars().count();
+    if lines <= BLOCK_LINES && chars <= BLOCK_CHARS {
+        return html! { pre class=(class) { (Text(text)) } };
+    }
+    let opening_end = text
+        .match_indices('\n')
+        .nth(BLOCK_LINES - 1)
+        .map_or(text.len(), |(at, _)| at);
+    let opening = cut(&text[..opening_end], BLOCK_CHARS).0;
+    html! {
+        pre class=(class) { (Text(opening)) }
+        details.fold {
+            summary { "all of it: " (json::size(chars, lines)) }
+            pre class=(class) { (Long(text)) }
+        }
+    }
+}
+
+fn edit(old: &str, new: &str) -> Markup {
+    let (old, _) = cut(old, MAX_SHOWN);
+    let (new, _) = cut(new, MAX_SHOWN);
+    let lines = diff::lines(old, new);
+    let shown = &lines[..lines.len().min(DIFF_LINES)];
+    html! {
+        pre.diff {
+            @for (kind, line) in shown {
+                @let (class, sign) = match kind {
+                    diff::Line::Kept => ("ctx", ' '),
+                    diff::Line::Removed => ("del", '-'),
+                    diff::Line::Added => ("add", '+'),
+                };
+                span class=(class) { (sign) (Text(cut(line, 400).0)) "\n" }
+            }
+        }
+        @if lines.len() > shown.len() {
+            span.more { (lines.len() - shown.len()) " more lines of this edit in its arguments" }
+        }
+    }
+}
+
+/// The reason, as the model's claim, and its status; or, standing out, that there is none.
+fn why(record: &CallRecord, arguments: Option<&Value>) -> Markup {
+    let status = record.status;
+    let raw_reason = || match arguments.map(decode_arguments) {
+        Some(Arguments::Object(map)) => map.get(REASON_PARAM).map(Value::to_string),
+        _ => None,
+    };
+    html! {
+        aside.why {
+            span class={"status st-" (status)} { (status) }
+            @match (status, record.reason.as_deref()) {
+                (Status::Present, Some(reason)) => {
+                    span.claim { "the model's claim" }
+                    blockquote { (Text(cut(reason.trim(), MAX_SHOWN).0)) }
+                }
+                (Status::Blank, reason) => {
+                    span.lack { "blank reason" }
+                    @if let Some(reason) = reason {
+                        " " code { (Text(&serde_json::to_string(reason).unwrap_or_default())) }
+                    }
+                }
+                (Status::Invalid, _) => {
+                    span.lack { "reason is not a string" }
+                    @if let Some(raw) = raw_reason() { " " code { (Text(cut(&raw, 400).0)) } }
+                }
+                (Status::Declared, reason) => {
+                    span.aside { "the tool's own reason argument, not audited" }
+                    @if let Some(reason) = reason { blockquote { (Text(cut(reason.trim(), MAX_SHOWN).0)) } }
+                }
+                (Status::Freeform, _) => { span.aside { "these arguments cannot carry a reason" } }
+                _ => { span.lack { "no reason given" } }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_of_digests_matches_the_standard_alphabet() {
+        assert_eq!(base64_digest(b""), "");
+        assert_eq!(base64_digest(b"f"), "Zg==");
+        assert_eq!(base64_digest(b"fo"), "Zm8=");
+        assert_eq!(base64_digest(b"foo"), "Zm9v");
+        assert_eq!(base64_digest(&[0xfb, 0xff]), "+/8=");
+    }
+
+    #[test]
+    fn the_policy_allows_exactly_the_page_s_own_style_and_script() {
+        let policy = content_security_policy();
+        assert!(
+            policy.starts_with("default-src 'none'; style-src 'sha256-"),
+            "{policy}"
+        );
+        assert!(!policy.contains("unsafe"), "{policy}");
+        // sha256 of the empty string, as a browser computes it.
+        assert_eq!(
+            csp_hash(""),
+            "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_shown_as_their_pictures_and_markup_is_escaped() {
+        let html = Text("a\u{0}b\u{1b}[31m<i>\n\t\u{7f}")
+            .render()
+            .into_string();
+        assert_eq!(html, "a\u{2400}b\u{241b}[31m&lt;i&gt;\n\t\u{2421}");
+    }
+
+    #[test]
+    fn cut_counts_what_it_leaves_out_in_characters() {
+        assert_eq!(cut("héllo", 2), ("hé", 3));
+        assert_eq!(cut("hi", 5), ("hi", 0));
+    }
+
+    #[test]
+    fn an_iso_timestamp_is_shown_to_the_second_and_others_as_written() {
+        assert_eq!(when("2026-11-30T09:00:12.345Z"), "2026-11-30 09:00:12");
+        assert_eq!(when("1764493200"), "1764493200");
+        assert_eq!(when("2026-11-30Té0:00:00"), "2026-11-30Té0:00:00");
+    }
+}
