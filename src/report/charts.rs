@@ -134,7 +134,7 @@ pub fn days(days: &[&Group]) -> Markup {
     const TOP: f64 = 18.0;
     const PLOT: f64 = 140.0;
     const LEFT: f64 = 44.0;
-    let step = ((WIDTH - LEFT - 10.0) / days.len().max(1) as f64).min(48.0);
+    let step = ((WIDTH - LEFT - 10.0) / days.len().max(1) as f64).min(72.0);
     // Every day is labelled when there is room; otherwise about 12 labels in all.
     let label_every = if step >= 40.0 {
         1

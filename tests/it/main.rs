@@ -1,5 +1,6 @@
 //! One integration-test binary: every test here drives the real `reasons` executable.
 
+mod browser;
 mod check;
 mod cli;
 mod corpus;
@@ -15,6 +16,7 @@ mod proxy;
 mod real_agents;
 #[cfg(unix)]
 mod real_codex_gemini;
+mod report;
 mod samples;
 mod stats;
 mod upstream;

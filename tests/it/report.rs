@@ -1,0 +1,550 @@
+//! `reasons report` through the real binary: the page's structure on every sample (golden
+//! files), every call `extract` finds on it with its arguments and reason, charts that carry
+//! the counts of `stats`, and hostile logs that stay text.
+//!
+//! Tests that open the page in a real browser are in `browser.rs`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::util::{arg, claude_call, log_file, records, root, run};
+
+/// The page `reasons report ARGS` writes, asserting a clean run.
+#[track_caller]
+pub fn page(args: &[&str]) -> String {
+    let run = run(&[&["report"][..], args].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
+}
+
+/// Text as the page escapes it.
+pub fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// One call as the page shows it: the markup of its `<li>`, and what its attributes say.
+#[derive(Debug)]
+pub struct Shown {
+    pub markup: String,
+    pub status: String,
+    pub tool: String,
+    pub location: String,
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let from = text.find(start)? + start.len();
+    let to = text[from..].find(end)? + from;
+    Some(&text[from..to])
+}
+
+/// Every call on a page, in page order.
+pub fn shown_calls(page: &str) -> Vec<Shown> {
+    page.split("<li class=\"call ")
+        .skip(1)
+        .map(|chunk| {
+            let markup = chunk[..chunk.find("</li>").expect("each call is closed")].to_owned();
+            Shown {
+                status: between(&markup, "data-status=\"", "\"").unwrap().to_owned(),
+                tool: between(&markup, "data-tool=\"", "\"").unwrap().to_owned(),
+                location: between(&markup, "<span class=\"loc\">", "</span>")
+                    .unwrap()
+                    .to_owned(),
+                markup,
+            }
+        })
+        .collect()
+}
+
+/// Asserts that each record `extract --arguments` gives for `paths` is on the page once, with
+/// its tool, status, call id, reason and every argument's name.
+#[track_caller]
+fn every_extracted_call_is_shown(paths: &[&str]) {
+    let extracted = run(&[&["extract", "--format", "jsonl", "--arguments"][..], paths].concat());
+    assert_eq!(extracted.code, 0, "{}", extracted.stderr);
+    let records = records(&extracted.stdout);
+    let page = page(paths);
+    let mut shown = shown_calls(&page);
+    assert_eq!(shown.len(), records.len(), "calls on the page");
+    for record in &records {
+        let location = escaped(&format!(
+            "{}:{}",
+            record["source"].as_str().unwrap(),
+            record["line"]
+        ));
+        let tool = escaped(record["tool"].as_str().unwrap());
+        let status = record["status"].as_str().unwrap();
+        let found = shown.iter().position(|call| {
+            call.location == location
+                && call.tool == tool
+                && call.status == status
+                && record["call_id"]
+                    .as_str()
+                    .is_none_or(|id| call.markup.contains(&format!(" · id {}", escaped(id))))
+        });
+        let Some(at) = found else {
+            panic!("not on the page: {record}");
+        };
+        let call = shown.remove(at);
+        if status == "present" || status == "declared" {
+            if let Some(reason) = record["reason"].as_str() {
+                let quoted = format!("<blockquote>{}</blockquote>", escaped(reason.trim()));
+                assert!(call.markup.contains(&quoted), "{record}\n{}", call.markup);
+            }
+        }
+        let arguments = match &record["arguments"] {
+            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            other => other.clone(),
+        };
+        if let Value::Object(map) = arguments {
+            for key in map.keys() {
+                let key = escaped(&serde_json::to_string(key).unwrap());
+                assert!(
+                    call.markup
+                        .contains(&format!("<span class=\"k\">{key}</span>")),
+                    "argument {key} of {record}"
+                );
+            }
+        }
+    }
+}
+
+/// The counts each chart element carries, by key: `class` is `bar` (per tool) or `day`.
+fn chart_counts(page: &str, class: &str) -> BTreeMap<String, BTreeMap<String, u64>> {
+    page.split(&format!("<g class=\"{class}\" "))
+        .skip(1)
+        .map(|chunk| {
+            let tag = &chunk[..chunk.find('>').unwrap()];
+            let key = between(tag, "data-key=\"", "\"").unwrap().to_owned();
+            let counts = tag
+                .split(" data-")
+                .filter_map(|attribute| {
+                    let (name, value) = attribute.split_once("=\"")?;
+                    Some((name.to_owned(), value.trim_end_matches('"').parse().ok()?))
+                })
+                .collect();
+            (key, counts)
+        })
+        .collect()
+}
+
+/// Asserts that the charts of the page for `paths` carry the counts of `stats`, per tool (the
+/// busiest 20) and per day.
+#[track_caller]
+fn charts_match_stats(paths: &[&str]) {
+    let page = page(paths);
+    for (by, class, most) in [("tool", "bar", 20), ("day", "day", usize::MAX)] {
+        let stats = run(&[&["stats", "--format", "json", "--by", by][..], paths].concat());
+        assert_eq!(stats.code, 0, "{}", stats.stderr);
+        let stats: Value = serde_json::from_str(&stats.stdout).unwrap();
+        let mut groups: Vec<&Value> = stats["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|group| group["key"] != "(none)")
+            .collect();
+        groups.truncate(most);
+        let drawn = chart_counts(&page, class);
+        if by == "day" && groups.len() < 2 {
+            assert!(drawn.is_empty(), "a day chart of one day");
+            continue;
+        }
+        assert_eq!(drawn.len(), groups.len(), "{by} groups drawn");
+        for group in groups {
+            let key = escaped(group["key"].as_str().unwrap());
+            let counts = &drawn[&key];
+            for count in [
+                "calls", "present", "blank", "invalid", "missing", "declared", "freeform",
+            ] {
+                assert_eq!(
+                    counts[count],
+                    group[count].as_u64().unwrap(),
+                    "{by} {key}: {count}"
+                );
+            }
+        }
+        let coverage = match &stats["totals"]["coverage"] {
+            Value::Null => "–".to_owned(),
+            coverage => format!("{:.1}%", coverage.as_f64().unwrap()),
+        };
+        assert!(
+            page.contains(&format!(
+                "<div class=\"coverage\"><dt>coverage</dt><dd>{coverage}</dd>"
+            )),
+            "total coverage {coverage}"
+        );
+    }
+}
+
+fn samples() -> Vec<String> {
+    let mut samples: Vec<String> = std::fs::read_dir(root().join("samples"))
+        .expect("samples/")
+        .map(|entry| format!("samples/{}", entry.unwrap().file_name().to_str().unwrap()))
+        .collect();
+    samples.sort();
+    samples
+}
+
+/// A page with the parts that are the same on every page (style, script, the policy that
+/// hashes them, the version) left out: what a golden file compares.
+fn structure(page: &str) -> String {
+    let mut structure = page.replace(env!("CARGO_PKG_VERSION"), "VERSION");
+    for (start, end) in [
+        ("<style>", "</style>"),
+        ("<script>", "</script>"),
+        ("http-equiv=\"Content-Security-Policy\" content=\"", "\""),
+    ] {
+        if let Some(from) = structure.find(start) {
+            let from = from + start.len();
+            let to = structure[from..].find(end).unwrap() + from;
+            structure.replace_range(from..to, "…");
+        }
+    }
+    structure
+}
+
+#[test]
+fn every_sample_page_has_its_golden_structure() {
+    let bless = std::env::var_os("REASONS_BLESS").is_some();
+    let mut differ = Vec::new();
+    for sample in samples() {
+        let got = structure(&page(&[&sample]));
+        let name = Path::new(&sample).file_name().unwrap().to_str().unwrap();
+        let golden = root()
+            .join("tests/golden")
+            .join(format!("{name}.report.html"));
+        if bless {
+            std::fs::write(&golden, &got).unwrap();
+        } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(got.as_str()) {
+            differ.push(format!(
+                "{sample}: the page differs from {}",
+                golden.display()
+            ));
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{}\nREASONS_BLESS=1 cargo test --test it report rewrites them",
+        differ.join("\n")
+    );
+}
+
+#[test]
+fn every_call_extract_finds_in_the_samples_is_on_the_page_with_arguments_and_reason() {
+    for sample in samples() {
+        every_extracted_call_is_shown(&[&sample]);
+    }
+    every_extracted_call_is_shown(&["samples"]);
+}
+
+#[test]
+fn the_charts_of_the_samples_carry_the_counts_of_stats() {
+    charts_match_stats(&["samples"]);
+    charts_match_stats(&["samples/claude-code.jsonl"]);
+}
+
+fn corpus() -> Option<String> {
+    let corpus = root().join("../shared/corpus");
+    if corpus.join("SOURCES.md").exists() {
+        Some(corpus.to_str().unwrap().to_owned())
+    } else {
+        eprintln!("no corpus at {}: skipped", corpus.display());
+        None
+    }
+}
+
+#[test]
+fn every_call_of_the_real_corpus_is_on_the_page_and_its_charts_match_stats() {
+    let Some(corpus) = corpus() else { return };
+    every_extracted_call_is_shown(&[&corpus]);
+    charts_match_stats(&[&corpus]);
+}
+
+#[test]
+fn the_page_is_self_contained_under_a_policy_that_allows_only_its_own_parts() {
+    let page = page(&["samples"]);
+    let policy = between(
+        &page,
+        "http-equiv=\"Content-Security-Policy\" content=\"",
+        "\"",
+    )
+    .unwrap();
+    assert!(policy.starts_with("default-src 'none'; "), "{policy}");
+    assert_eq!(policy.matches("'sha256-").count(), 2, "{policy}");
+    assert!(!policy.contains("unsafe"), "{policy}");
+    // The policy comes before anything it governs.
+    assert!(page.find("Content-Security-Policy").unwrap() < page.find("<style>").unwrap());
+    for fetches in ["src=", "href=\"http", "href=\"//", "url(", "@import"] {
+        assert!(
+            !page.contains(fetches),
+            "the page fetches something: {fetches}"
+        );
+    }
+    assert_eq!(page.matches("<script").count(), 1);
+    // Every call has an anchor, and a link to it.
+    let calls = shown_calls(&page);
+    for (at, call) in calls.iter().enumerate() {
+        let id = format!("call-{}", at + 1);
+        assert!(
+            call.markup.contains(&format!("id=\"{id}\"")),
+            "{}",
+            call.markup
+        );
+        assert!(
+            call.markup.contains(&format!("href=\"#{id}\"")),
+            "{}",
+            call.markup
+        );
+    }
+}
+
+#[test]
+fn what_a_call_touched_is_shown_as_a_reviewer_reads_it() {
+    let lines = [
+        claude_call(
+            "s",
+            "t1",
+            "Bash",
+            json!({"command": "cargo test -q", "reason": "Run the tests"}),
+        ),
+        claude_call(
+            "s",
+            "t2",
+            "Edit",
+            json!({"file_path": "src/a.rs", "old_string": "let x = 1;\nkeep", "new_string": "let x = 2;\nkeep"}),
+        ),
+        claude_call(
+            "s",
+            "t3",
+            "Grep",
+            json!({"pattern": "fn total", "path": "src"}),
+        ),
+        claude_call("s", "t4", "Read", json!({"file_path": "/w/README.md"})),
+    ];
+    let (_dir, path) = log_file("s.jsonl", &lines);
+    let calls = shown_calls(&page(&[arg(&path)]));
+    assert!(
+        calls[0]
+            .markup
+            .contains("<pre class=\"cmd\">cargo test -q</pre>"),
+        "{}",
+        calls[0].markup
+    );
+    assert!(calls[0]
+        .markup
+        .contains("<span class=\"claim\">the model's claim</span>"));
+    assert!(
+        calls[1].markup.contains(
+            "<pre class=\"diff\"><span class=\"del\">-let x = 1;\n</span><span class=\"add\">+let x = 2;\n</span><span class=\"ctx\"> keep\n</span></pre>"
+        ),
+        "{}",
+        calls[1].markup
+    );
+    assert!(
+        calls[2]
+            .markup
+            .contains("<code class=\"pattern\">fn total</code> in <code class=\"path\">src</code>"),
+        "{}",
+        calls[2].markup
+    );
+    assert!(
+        calls[3]
+            .markup
+            .contains("<code class=\"path\">/w/README.md</code>"),
+        "{}",
+        calls[3].markup
+    );
+    for call in &calls[1..] {
+        assert_eq!(call.status, "missing");
+        assert!(call.markup.contains("no reason given"), "{}", call.markup);
+    }
+}
+
+#[test]
+fn a_path_that_names_no_log_is_reported_and_the_page_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("page.html");
+    let run = run(&[
+        "report",
+        "samples/claude-code.jsonl",
+        "no-such.jsonl",
+        "-o",
+        arg(&out),
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("reasons: no-such.jsonl: no such file or directory"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(shown_calls(&page).len(), 4);
+    assert!(page.ends_with("</body></html>\n"));
+}
+
+#[test]
+fn no_calls_make_a_page_that_says_so() {
+    let (_dir, path) = log_file("empty.jsonl", &["{}".to_owned()]);
+    let page = page(&[arg(&path)]);
+    assert!(page.contains("No tool calls were found in the logs read."));
+    assert!(shown_calls(&page).is_empty());
+}
+
+/// Markup and script in every field a log controls.
+pub const HOSTILE: [&str; 5] = [
+    "<script>alert(1)</script>",
+    "\"><img src=x onerror=alert(2)>",
+    "</summary></details></ol><b>bold</b><!--",
+    "&lt;entity&gt; ]]> <![CDATA[ x",
+    "<svg onload=alert(3)><style>*{display:none}</style>",
+];
+
+/// A log in a hostile file name whose every field holds markup; returns its folder, the path
+/// and the number of calls in it.
+pub fn hostile_log() -> (tempfile::TempDir, std::path::PathBuf, usize) {
+    let mut lines = Vec::new();
+    for (at, text) in HOSTILE.iter().enumerate() {
+        let mut input = serde_json::Map::new();
+        input.insert("command".into(), json!(text));
+        input.insert((*text).to_owned(), json!({ *text: [text, at] }));
+        input.insert("reason".into(), json!(text));
+        let mut line: Value =
+            serde_json::from_str(&claude_call(text, text, text, Value::Object(input))).unwrap();
+        line["timestamp"] = json!(text);
+        lines.push(line.to_string());
+        // The same with the reason missing, blank and not a string, and as an edit.
+        let edit = json!({"file_path": text, "old_string": text, "new_string": format!("{text}\n{text}"), "reason": [text]});
+        lines.push(claude_call(text, &format!("{text}e"), text, edit));
+        lines.push(claude_call(
+            text,
+            &format!("{text}b"),
+            text,
+            json!({"path": text, "reason": " "}),
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("\"><img src=x onerror=alert(9)>.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let calls = lines.len();
+    (dir, path, calls)
+}
+
+#[test]
+fn markup_in_every_field_of_a_hostile_log_is_shown_as_text() {
+    let (_dir, path, calls) = hostile_log();
+    let page = page(&[arg(&path)]);
+    assert_eq!(shown_calls(&page).len(), calls);
+    assert_eq!(
+        page.matches("<script").count(),
+        1,
+        "one script: the page's own"
+    );
+    assert_eq!(page.matches("</script>").count(), 1);
+    assert_eq!(page.matches("<style").count(), 1);
+    for injected in ["<img", "<b>", "<svg onload", "<!--", "<![CDATA["] {
+        assert!(
+            !page.contains(injected),
+            "{injected} got onto the page as markup"
+        );
+    }
+    for text in HOSTILE {
+        assert!(page.contains(&escaped(text)), "{text} is not shown as text");
+    }
+    // The file name, the session id and the tool name are shown as text too.
+    assert!(page.contains("&quot;&gt;&lt;img src=x onerror=alert(9)&gt;.jsonl:1"));
+    assert!(page.contains("session <code>&lt;script&gt;alert(1)&lt;/script&gt;</code>"));
+}
+
+#[test]
+fn invalid_utf8_and_nesting_past_any_stack_are_skipped_lines_the_page_counts() {
+    let good = claude_call(
+        "s",
+        "ok",
+        "Bash",
+        json!({"command": "ls", "reason": "look"}),
+    );
+    let deep = format!(
+        r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"deep","name":"Bash","input":{}}}]}}}}"#,
+        format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))
+    );
+    // Nested as deep as the readers take: drawn to a depth, then on one line.
+    let mut nested = json!("bottom");
+    for _ in 0..100 {
+        nested = json!({ "down": nested });
+    }
+    let deep_but_read = claude_call("s", "nested", "Tool", json!({ "tree": nested }));
+    // The reason of a call, with a byte that is no UTF-8 in it.
+    let invalid_utf8: Vec<u8> = (good.replace("look", "lo#ok").bytes())
+        .map(|byte| if byte == b'#' { 0xff } else { byte })
+        .collect();
+    let mut bytes = Vec::new();
+    for line in [
+        good.as_bytes(),
+        deep.as_bytes(),
+        &invalid_utf8,
+        deep_but_read.as_bytes(),
+    ] {
+        bytes.extend_from_slice(line);
+        bytes.push(b'\n');
+    }
+    let dir = tempfile::tempdir().unwrap();
+    use std::os::unix::ffi::OsStrExt;
+    let path = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"bad-\xff-name.jsonl"));
+    std::fs::write(&path, bytes).unwrap();
+    // The file's name is not UTF-8: it is found by walking its folder.
+    let run = run(&["report", arg(dir.path())]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(":2: invalid JSON: recursion limit exceeded"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(":3: "), "{}", run.stderr);
+    let calls = shown_calls(&run.stdout);
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls[0].location.starts_with(&escaped(
+            &dir.path()
+                .join("bad-\u{fffd}-name.jsonl")
+                .display()
+                .to_string()
+        )),
+        "{}",
+        calls[0].location
+    );
+    assert!(run
+        .stdout
+        .contains("<dt>malformed lines skipped</dt><dd>2</dd>"));
+    assert!(
+        calls[1].markup.contains("<details class=\"fold\">"),
+        "{}",
+        calls[1].markup
+    );
+}
+
+#[test]
+#[ignore = "large: run by .ci/run in a release build"]
+fn a_50_mb_argument_is_shown_by_its_opening_and_says_how_much_is_left_out() {
+    let huge = "x".repeat(50 << 20);
+    let line = claude_call(
+        "s",
+        "big",
+        "Bash",
+        json!({"command": huge, "reason": "a big one"}),
+    );
+    let (_dir, path) = log_file("big.jsonl", &[line]);
+    let page = page(&[arg(&path)]);
+    assert!(page.len() < 1 << 20, "a page of {} bytes", page.len());
+    assert!(page.contains(" more characters, not shown here"));
+    assert!(page.contains("52,428,800 characters"));
+    assert!(page.contains("<blockquote>a big one</blockquote>"));
+}
