@@ -59,6 +59,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
     };
     write_page(out, &page)?;
     out.flush()?;
+    // The run ends here: freeing 100,000 argument trees one allocation at a time took a sixth of
+    // the run, and the process gives all of it back at once.
+    std::mem::forget(records);
     Ok(if failed {
         ExitCode::Error
     } else {

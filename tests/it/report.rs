@@ -285,6 +285,14 @@ fn the_page_is_self_contained_under_a_policy_that_allows_only_its_own_parts() {
         );
     }
     assert_eq!(page.matches("<script").count(), 1);
+    assert!(
+        page.contains("</ol></details>\n</main>\n<footer>"),
+        "the sessions close"
+    );
+    assert!(
+        !page.contains("&lt;/"),
+        "markup of the page's own shown as text"
+    );
     // Every call has an anchor, and a link to it.
     let calls = shown_calls(&page);
     for (at, call) in calls.iter().enumerate() {
@@ -469,9 +477,9 @@ fn invalid_utf8_and_nesting_past_any_stack_are_skipped_lines_the_page_counts() {
         "Bash",
         json!({"command": "ls", "reason": "look"}),
     );
+    let nesting = "[".repeat(100_000) + &"]".repeat(100_000);
     let deep = format!(
-        r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"deep","name":"Bash","input":{}}}]}}}}"#,
-        format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))
+        r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"deep","name":"Bash","input":{nesting}}}]}}}}"#
     );
     // Nested as deep as the readers take: drawn to a depth, then on one line.
     let mut nested = json!("bottom");
