@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use maud::{html, Markup, PreEscaped, Render, DOCTYPE};
 use reasons::envelope::{decode_arguments, Arguments};
 use reasons::layer::REASON_PARAM;
-use reasons::record::{CallRecord, Status};
+use reasons::record::{CallRecord, ReasonFrom, Status};
 use reasons::stats::Report;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -550,6 +550,11 @@ fn why(record: &CallRecord, arguments: Option<&Value>) -> Markup {
     html! {
         aside.why {
             span class={"status st-" (status)} { (status) }
+            @if record.reason_from == ReasonFrom::Log {
+                span.from title="The layer took this reason off the call before the agent recorded it; a reasons log kept it under the call's id." {
+                    "from the reasons log "
+                }
+            }
             @match (status, record.reason.as_deref()) {
                 (Status::Present, Some(reason)) => {
                     span.claim { "the model's claim" }

@@ -373,6 +373,36 @@ fn what_a_call_touched_is_shown_as_a_reviewer_reads_it() {
 }
 
 #[test]
+fn a_reason_joined_from_a_reasons_log_is_shown_and_says_where_it_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let lines: Vec<String> = ["t1", "t2"]
+        .iter()
+        .map(|id| claude_call("s", id, "Bash", json!({"command": "ls"})))
+        .collect();
+    std::fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    let log = dir.path().join("reasons.jsonl");
+    let logged = json!({"time": "2026-12-01T08:00:00.000Z", "via": "gateway", "tool": "Bash",
+        "call_id": "t1", "reason": "List the project"});
+    std::fs::write(&log, format!("{logged}\n")).unwrap();
+    let args = ["--reasons-log", arg(&log), arg(&transcript)];
+    let calls = shown_calls(&page(&args));
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].status, "present");
+    assert!(
+        calls[0].markup.contains("from the reasons log"),
+        "{}",
+        calls[0].markup
+    );
+    assert!(calls[0]
+        .markup
+        .contains("<blockquote>List the project</blockquote>"));
+    assert_eq!(calls[1].status, "missing");
+    assert!(!calls[1].markup.contains("from the reasons log"));
+    charts_match_stats(&args);
+}
+
+#[test]
 fn a_path_that_names_no_log_is_reported_and_the_page_still_written() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("page.html");
