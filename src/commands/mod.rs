@@ -15,7 +15,7 @@ mod report;
 mod stats;
 
 pub use broken_pipe::is_broken_pipe;
-use reading::reading;
+use reading::{reading, same_file};
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -29,6 +29,7 @@ use reasons::stats::GroupBy;
 use reasons::stream::Options;
 
 use crate::exit_codes::ExitCode;
+use crate::input::Source;
 use crate::output::{CheckFormat, ExtractFormat, StatsFormat, WriterOptions};
 
 /// Runs one parsed command.
@@ -219,8 +220,18 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
 }
 
 fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
-    Ok(report::Options {
-        // The page shows every call's arguments.
-        reading: reading(args.input, true, false, false)?,
-    })
+    let output = args.output;
+    // The page shows every call's arguments.
+    let reading = reading(args.input, true, false, false)?;
+    if let Some(output) = &output {
+        // The page file is created before the logs are read: naming a log would empty it.
+        let names_a_log = reading.sources.iter().any(|source| match source {
+            Source::File(path) => same_file(path, output),
+            Source::Stdin => false,
+        });
+        if names_a_log {
+            bail!("-o {}: is a log this page reads", output.display());
+        }
+    }
+    Ok(report::Options { reading })
 }

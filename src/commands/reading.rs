@@ -95,7 +95,7 @@ fn read_reasons_logs(logs: &[PathBuf]) -> anyhow::Result<Option<Arc<reasons_log:
     Ok(Some(Arc::new(index)))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,

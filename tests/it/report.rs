@@ -293,6 +293,14 @@ fn the_page_is_self_contained_under_a_policy_that_allows_only_its_own_parts() {
         !page.contains("&lt;/"),
         "markup of the page's own shown as text"
     );
+    // Before its script runs (or with scripts off), every call is shown, and only the filters,
+    // which need the script, are hidden. (Chromium's --dump-dom needs scripts itself.)
+    assert_eq!(page.matches(" hidden").count(), 1);
+    assert!(page.contains("<form id=\"filters\" hidden>"));
+    assert!(
+        !page.contains("<details class=\"session\">"),
+        "every session is open"
+    );
     // Every call has an anchor, and a link to it.
     let calls = shown_calls(&page);
     for (at, call) in calls.iter().enumerate() {
@@ -424,6 +432,20 @@ fn a_path_that_names_no_log_is_reported_and_the_page_still_written() {
     let page = std::fs::read_to_string(&out).unwrap();
     assert_eq!(shown_calls(&page).len(), 4);
     assert!(page.ends_with("</body></html>\n"));
+}
+
+#[test]
+fn an_output_file_that_is_a_log_read_is_refused_and_left_as_it_was() {
+    let line = claude_call("s", "t1", "Bash", json!({"command": "ls"}));
+    let (dir, path) = log_file("s.jsonl", std::slice::from_ref(&line));
+    let run = run(&["report", arg(dir.path()), "-o", arg(&path)]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("is a log this page reads"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), line + "\n");
 }
 
 #[test]
