@@ -135,11 +135,17 @@ pub fn days(days: &[&Group]) -> Markup {
     const PLOT: f64 = 140.0;
     const LEFT: f64 = 44.0;
     let step = ((WIDTH - LEFT - 10.0) / days.len().max(1) as f64).min(72.0);
-    // Every day is labelled when there is room; otherwise about 12 labels in all.
-    let label_every = if step >= 40.0 {
-        1
-    } else {
-        days.len().div_ceil(12).max(1)
+    // Days of one year are labelled by month and day; across years, by the whole date, which
+    // needs more room. Every day is labelled when there is room; otherwise every n-th.
+    let year = |group: &&Group| group.key.get(..4).map(str::to_owned);
+    let one_year = days.first().map(year) == days.last().map(year);
+    let room = if one_year { 40.0 } else { 66.0 };
+    let label_every = ((room / step).ceil() as usize).max(1);
+    let label = |key: &str| -> String {
+        match key.get(5..) {
+            Some(month_day) if one_year => month_day.to_owned(),
+            _ => key.to_owned(),
+        }
     };
     let height = TOP + PLOT + 40.0;
     html! {
@@ -164,12 +170,49 @@ pub fn days(days: &[&Group]) -> Markup {
                     text.count x=(round(x + width / 2.0)) y=(TOP - 5.0) text-anchor="middle" { (day.counts.calls) }
                     @if at % label_every == 0 {
                         text.axis x=(round(x + width / 2.0)) y=(TOP + PLOT + 16.0) text-anchor="middle" {
-                            (Text(day.key.get(5..).unwrap_or(&day.key)))
+                            (Text(&label(&day.key)))
                         }
                     }
                 }))
             }
             text.axis x=(LEFT) y=(height - 4.0) { "calls above each bar; coverage is its green part" }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(key: &str) -> Group {
+        Group {
+            key: key.to_owned(),
+            counts: Counts {
+                calls: 1,
+                present: 1,
+                coverage: Some(100.0),
+                ..Counts::default()
+            },
+        }
+    }
+
+    fn labels(keys: &[&str]) -> Vec<String> {
+        let groups: Vec<Group> = keys.iter().map(|key| day(key)).collect();
+        let svg = days(&groups.iter().collect::<Vec<_>>()).into_string();
+        svg.split("text-anchor=\"middle\">")
+            .skip(1)
+            .filter_map(|text| text.split('<').next())
+            .filter(|text| text.contains('-'))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn days_of_one_year_are_labelled_by_month_and_day_and_across_years_by_date() {
+        assert_eq!(labels(&["2026-01-02", "2026-03-04"]), ["01-02", "03-04"]);
+        assert_eq!(
+            labels(&["2025-12-31", "2026-01-01"]),
+            ["2025-12-31", "2026-01-01"]
+        );
     }
 }
