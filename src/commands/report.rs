@@ -7,7 +7,8 @@ use reasons::stats::{GroupBy, Tally};
 
 use super::reading::{report_problems, Reading};
 use crate::exit_codes::ExitCode;
-use crate::report::{write_page, Page};
+use crate::output::Writer;
+use crate::report::{Page, PageWriter};
 use crate::scan::each_in_order;
 
 pub struct Options {
@@ -57,8 +58,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         by_tool: &by_tool.report(),
         by_day: &by_day.report(),
     };
-    write_page(out, &page)?;
-    out.flush()?;
+    let mut writer = PageWriter;
+    writer.write(out, &page)?;
+    writer.flush(out)?;
     // The run ends here: freeing 100,000 argument trees one allocation at a time took a sixth of
     // the run, and the process gives all of it back at once.
     std::mem::forget(records);

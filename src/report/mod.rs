@@ -21,6 +21,7 @@ use reasons::stats::Report;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::output::Writer;
 use json::{thousands, Long, Pretty};
 use touched::View;
 
@@ -156,6 +157,15 @@ pub fn content_security_policy() -> String {
     )
 }
 
+/// The page behind the one trait every command's output is behind: the page is one item.
+pub struct PageWriter;
+
+impl<'a> Writer<Page<'a>> for PageWriter {
+    fn write(&mut self, out: &mut dyn Write, page: &Page<'a>) -> io::Result<()> {
+        write_page(out, page)
+    }
+}
+
 /// Calls rendered together on one thread: big enough that handing it out costs little, small
 /// enough that the pieces in flight hold a few MB, never the whole page.
 const PIECE: usize = 1_000;
@@ -188,7 +198,7 @@ impl Render for Piece<'_> {
 /// Writes the page. The sessions are cut into pieces of [`PIECE`] calls, rendered on every
 /// core a few at a time and written in order, so a page of 100,000 calls is built about as fast
 /// as the logs are read, and never held whole.
-pub fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
+fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
     use rayon::prelude::*;
     let sessions = sessions(page.records);
     let mut buffer = String::with_capacity(64 * 1024);

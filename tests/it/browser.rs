@@ -181,17 +181,13 @@ fn a_hostile_log_adds_no_element_and_runs_no_script_in_the_browser() {
 #[test]
 #[ignore = "needs chromium: .ci/run installs it"]
 fn the_page_of_the_real_corpus_opens_with_every_call_and_no_console_message() {
-    let corpus = root().join("../shared/corpus");
-    if !corpus.join("SOURCES.md").exists() {
-        eprintln!("no corpus at {}: skipped", corpus.display());
-        return;
-    }
-    let extracted = run(&["extract", "--format", "jsonl", arg(&corpus)]);
+    let corpus = crate::report::corpus();
+    let extracted = run(&["extract", "--format", "jsonl", &corpus]);
     assert_eq!(extracted.code, 0, "{}", extracted.stderr);
     let calls = extracted.stdout.lines().count();
     assert!(calls > 0);
     let dir = tempfile::tempdir().unwrap();
-    let page = write_page(dir.path(), &[arg(&corpus)]);
+    let page = write_page(dir.path(), &[&corpus]);
     let dom = dom(&url(&page, ""));
     assert_eq!(root_attribute(&dom, "data-ready"), Some(calls.to_string()));
     assert_eq!(dom.matches("<li class=\"call ").count(), calls);
