@@ -776,6 +776,24 @@ struct GeminiCall {
     session_id: String,
 }
 
+/// The one shell call of a Gemini CLI session's records, checked to be `present` with the
+/// reason the model wrote, under the id and session the session log names.
+#[track_caller]
+fn the_shell_call(calls: &[Value], call: &GeminiCall) -> Value {
+    let calls: Vec<&Value> = calls
+        .iter()
+        .filter(|record| record["tool"] == "run_shell_command")
+        .collect();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let record = calls[0].clone();
+    assert_eq!(record["format"], "gemini-cli", "{record}");
+    assert_eq!(record["call_id"], call.id, "{record}");
+    assert_eq!(record["session"], call.session_id, "{record}");
+    assert_eq!(record["reason"], GEMINI_REASON, "{record}");
+    assert_eq!(record["status"], "present", "{record}");
+    record
+}
+
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
@@ -783,18 +801,7 @@ fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
     let gateway = Gateway::start(&upstream.url(), &["--no-strip"]);
     let (session, call, _cli) = gemini_session(&gateway, &upstream, false);
 
-    let calls = extract(&[arg(&session)]);
-    let calls: Vec<&Value> = calls
-        .iter()
-        .filter(|record| record["tool"] == "run_shell_command")
-        .collect();
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    let record = calls[0];
-    assert_eq!(record["format"], "gemini-cli", "{record}");
-    assert_eq!(record["call_id"], call.id, "{record}");
-    assert_eq!(record["session"], call.session_id, "{record}");
-    assert_eq!(record["reason"], GEMINI_REASON, "{record}");
-    assert_eq!(record["status"], "present", "{record}");
+    the_shell_call(&extract(&[arg(&session)]), &call);
     // The gateway logged it too, with no id: the model's call had none. (The CLI invents one
     // once the call has passed, so only the session's own copy can hold this reason.)
     assert_eq!(
@@ -823,16 +830,6 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
         ]
     );
     let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&session)]);
-    let calls: Vec<&Value> = calls
-        .iter()
-        .filter(|record| record["tool"] == "run_shell_command")
-        .collect();
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    let record = calls[0];
-    assert_eq!(record["format"], "gemini-cli", "{record}");
-    assert_eq!(record["call_id"], call.id, "{record}");
-    assert_eq!(record["session"], call.session_id, "{record}");
-    assert_eq!(record["reason"], GEMINI_REASON, "{record}");
-    assert_eq!(record["status"], "present", "{record}");
+    let record = the_shell_call(&calls, &call);
     assert_eq!(record["reason_from"], "log", "{record}");
 }
