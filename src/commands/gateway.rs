@@ -369,9 +369,10 @@ impl Gateway {
                 let (pieces, ended) = ready_frames(&mut body).await;
                 let mut out = Output::default();
                 for piece in pieces {
-                    let mut more = stream.push(&piece);
-                    out.bytes.append(&mut more.bytes);
-                    out.reasons.append(&mut more.reasons);
+                    out.append(stream.push(&piece));
+                }
+                if ended.is_some() {
+                    out.append(stream.end());
                 }
                 match ended {
                     None => {
@@ -380,16 +381,10 @@ impl Gateway {
                         }
                     }
                     Some(Ok(())) => {
-                        let mut last = stream.end();
-                        out.bytes.append(&mut last.bytes);
-                        out.reasons.append(&mut last.reasons);
                         let _ = gateway.send(&mut sender, out, session).await;
                         return;
                     }
                     Some(Err(error)) => {
-                        let mut last = stream.end();
-                        out.bytes.append(&mut last.bytes);
-                        out.reasons.append(&mut last.reasons);
                         if gateway.send(&mut sender, out, session).await {
                             // hyper drops what it has not yet written when a body fails, so
                             // the last bytes are given time to leave before the failure does.

@@ -226,8 +226,7 @@ impl EventRewriter for ChunkStream {
         // Calls this chunk completes go out before it.
         let mut completed = Output::default();
         let changed = self.chunk(&mut chunk, &mut completed);
-        out.bytes.append(&mut completed.bytes);
-        out.reasons.append(&mut completed.reasons);
+        out.append(completed);
         if !changed {
             out.bytes.extend_from_slice(event);
             return;

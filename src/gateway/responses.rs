@@ -234,8 +234,7 @@ impl EventRewriter for EventStream {
             .to_owned();
         let mut before = Output::default();
         let verdict = self.typed(&kind, &mut data, &mut before);
-        out.bytes.append(&mut before.bytes);
-        out.reasons.append(&mut before.reasons);
+        out.append(before);
         match verdict {
             Verdict::Unchanged => out.bytes.extend_from_slice(event),
             Verdict::Changed => out

@@ -13,6 +13,14 @@ pub struct Output {
     pub reasons: Vec<TakenReason>,
 }
 
+impl Output {
+    /// Adds what comes after: its bytes after these, its reasons after these.
+    pub fn append(&mut self, mut after: Output) {
+        self.bytes.append(&mut after.bytes);
+        self.reasons.append(&mut after.reasons);
+    }
+}
+
 /// Rewrites one API's stream, an event at a time.
 pub(crate) trait EventRewriter: Send {
     /// One complete event, as the bytes it came as.
