@@ -85,6 +85,7 @@
 // The library never prints: messages are the binary's, and go through its `messages` module.
 #![deny(clippy::print_stderr, clippy::print_stdout)]
 
+pub mod apis;
 pub mod cli;
 mod dates;
 pub mod envelope;

@@ -3,11 +3,12 @@
 //! `shapes/openai_chat.rs`) fill and empty them; the reading loop asks whether any is open, and a
 //! source read in pieces moves them from one piece to the next.
 
-use std::collections::BTreeMap;
+use crate::apis::anthropic::StreamedBlocks;
+use crate::apis::openai_chat::StreamedCalls;
 
 /// Where the event sits in the source, for the shapes that assemble a call from several
 /// fragments and hand it over later.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Place {
     pub(crate) line: u64,
     pub(crate) event: u64,
@@ -37,63 +38,13 @@ impl Fragments {
             place.line += lines;
             place.event += events;
         };
-        self.chat.places().for_each(&mut rebase);
-        self.anthropic.places().for_each(&mut rebase);
+        self.chat.kept_mut().for_each(&mut rebase);
+        self.anthropic.kept_mut().for_each(&mut rebase);
     }
 }
 
-/// A streamed call still receiving fragments.
-#[derive(Debug)]
-pub(crate) struct ChatPending {
-    /// Completion id and choice index: the stream the fragments belong to.
-    pub(crate) stream: (Option<String>, u64),
-    pub(crate) index: u64,
-    pub(crate) id: Option<String>,
-    pub(crate) name: String,
-    pub(crate) arguments: String,
-    pub(crate) place: Place,
-}
+/// Streamed Chat calls not yet finished, joined by the API's one rule.
+pub(crate) type ChatAssembly = StreamedCalls<Place>;
 
-/// Streamed calls not yet finished, in the order they started.
-#[derive(Debug, Default)]
-pub(crate) struct ChatAssembly {
-    pub(crate) pending: Vec<ChatPending>,
-}
-
-impl ChatAssembly {
-    pub(crate) fn is_idle(&self) -> bool {
-        self.pending.is_empty()
-    }
-
-    pub(crate) fn places(&mut self) -> impl Iterator<Item = &mut Place> {
-        self.pending.iter_mut().map(|pending| &mut pending.place)
-    }
-}
-
-/// A `tool_use` block whose input is still arriving in `input_json_delta` fragments.
-#[derive(Debug)]
-pub(crate) struct AnthropicPending {
-    pub(crate) id: Option<String>,
-    pub(crate) name: String,
-    /// The block's `input` when it started, as JSON text: the whole input when no fragment
-    /// follows.
-    pub(crate) input: String,
-    pub(crate) json: String,
-    pub(crate) place: Place,
-}
-
-/// Streamed blocks not yet stopped, by content block index.
-#[derive(Debug, Default)]
-pub(crate) struct AnthropicAssembly {
-    pub(crate) pending: BTreeMap<u64, AnthropicPending>,
-}
-
-impl AnthropicAssembly {
-    pub(crate) fn is_idle(&self) -> bool {
-        self.pending.is_empty()
-    }
-
-    pub(crate) fn places(&mut self) -> impl Iterator<Item = &mut Place> {
-        self.pending.values_mut().map(|pending| &mut pending.place)
-    }
-}
+/// Streamed Anthropic `tool_use` blocks not yet stopped, joined by the API's one rule.
+pub(crate) type AnthropicAssembly = StreamedBlocks<Place>;

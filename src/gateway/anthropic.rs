@@ -3,13 +3,13 @@
 //! Server tools (`server_tool_use`) and MCP connector calls (`mcp_tool_use`) are other block
 //! types: they are run by the API, not by the agent, and are left alone.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
 use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
+use crate::apis::anthropic::{StreamedBlock, StreamedBlocks};
 use crate::layer::wire::Wire;
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
@@ -25,24 +25,23 @@ pub fn session_of(metadata: &str) -> Option<String> {
     (!session.is_empty()).then(|| session.to_owned())
 }
 
-/// A `tool_use` block whose input is still arriving.
-#[derive(Debug)]
-struct Held {
-    tool: String,
-    id: Option<String>,
-    /// The input's JSON text so far.
-    json: String,
-    /// The fragments' events as they came, sent on unchanged when nothing is taken off.
-    events: Vec<u8>,
+/// What the gateway keeps beside a `tool_use` block being streamed.
+#[derive(Debug, Default)]
+struct Kept {
+    /// Whether the block calls a tool the request's listing tracks.
+    tracked: bool,
+    /// The fragments' events held back as they came (a tracked tool, and stripping is on), sent
+    /// on unchanged when nothing is taken off.
+    held: Option<Vec<u8>>,
 }
 
 /// Rewrites a Messages stream: a `tool_use` block's `input_json_delta` fragments are held back
-/// until its `content_block_stop`, then sent as one fragment holding the stripped input.
+/// until the API's rule ([`StreamedBlocks`]) ends the block, then sent as one fragment holding the
+/// stripped input.
 pub struct MessageStream {
     tracked: Arc<ToolNames>,
     strip: bool,
-    /// Blocks being held, by index.
-    held: BTreeMap<u64, Held>,
+    blocks: StreamedBlocks<Kept>,
 }
 
 impl MessageStream {
@@ -50,45 +49,58 @@ impl MessageStream {
         MessageStream {
             tracked,
             strip,
-            held: BTreeMap::new(),
+            blocks: StreamedBlocks::default(),
         }
     }
 
-    /// Notes a block that starts, when it is a call to a tracked tool.
-    fn start(&mut self, data: &Value) {
-        let block = &data["content_block"];
-        let (Some(index), Some("tool_use"), Some(tool)) = (
-            data["index"].as_u64(),
-            block["type"].as_str(),
-            block["name"].as_str(),
-        ) else {
-            return;
+    /// A `content_block_start`: a `tool_use` block starts (ending one left open at its index).
+    /// The API starts a block with an empty input, but a proxy in between may send a call whole
+    /// in its start: then the start loses the reason. Returns the start to send, when it changed.
+    fn start(&mut self, data: &mut Value, out: &mut Output) -> bool {
+        let index = data["index"].as_u64().unwrap_or(0);
+        let block = &mut data["content_block"];
+        let (Some("tool_use"), Some(tool)) = (block["type"].as_str(), block["name"].as_str())
+        else {
+            return false;
         };
-        if self.tracked.contains(tool) {
-            let held = Held {
-                tool: tool.to_owned(),
-                id: block["id"].as_str().map(str::to_owned),
-                json: String::new(),
-                events: Vec::new(),
-            };
-            self.held.insert(index, held);
+        let tracked = self.tracked.contains(tool);
+        let started = StreamedBlock {
+            id: block["id"].as_str().map(str::to_owned),
+            name: tool.to_owned(),
+            input: block.get("input").unwrap_or(&Value::Null).to_string(),
+            json: String::new(),
+            with: Kept {
+                tracked,
+                held: (tracked && self.strip).then(Vec::new),
+            },
+        };
+        if let Some(earlier) = self.blocks.start(index, started) {
+            self.finish(index, earlier, out);
         }
+        // The reason is noted when the block ends, from what the rule says its arguments are.
+        tracked && self.strip && Wire::Anthropic.strip_call(block, &self.tracked, &mut Vec::new())
     }
 
-    /// A held block is complete: its reason is taken off, and its input goes out.
-    fn stop(&mut self, held: Held, index: u64, out: &mut Output) {
-        let Some((reason, stripped)) = strip_arguments_text(&held.json) else {
-            out.bytes.extend_from_slice(&held.events);
+    /// A block the rule ended: its reason is taken off, and its held input goes out.
+    fn finish(&self, index: u64, mut block: StreamedBlock<Kept>, out: &mut Output) {
+        let held = block.with.held.take().unwrap_or_default();
+        let stripped = match block.with.tracked {
+            true => strip_arguments_text(block.arguments()),
+            false => None,
+        };
+        let Some((reason, stripped)) = stripped else {
+            out.bytes.extend_from_slice(&held);
             return;
         };
         out.reasons.push(TakenReason {
-            tool: held.tool,
-            call_id: held.id,
+            tool: block.name,
+            call_id: block.id,
             request_id: None,
             reason,
         });
-        if !self.strip {
-            out.bytes.extend_from_slice(&held.events);
+        // Input that came whole in the start lost its reason there.
+        if !self.strip || block.json.trim().is_empty() {
+            out.bytes.extend_from_slice(&held);
             return;
         }
         let delta = json!({
@@ -99,13 +111,22 @@ impl MessageStream {
         out.bytes
             .extend(sse::event(Some("content_block_delta"), &delta.to_string()));
     }
+
+    /// Every open block ends (a new message, or the end of the stream), in index order.
+    fn end_all(&mut self, out: &mut Output) {
+        let ended: Vec<(u64, StreamedBlock<Kept>)> = self.blocks.end().collect();
+        for (index, block) in ended {
+            self.finish(index, block, out);
+        }
+    }
 }
 
-/// The event types this rewriter reads; all others pass without being parsed.
+/// The event types this rewriter reads once a block is open; all others pass without being
+/// parsed.
 fn is_block_event(name: &str) -> bool {
     matches!(
         name,
-        "content_block_start" | "content_block_delta" | "content_block_stop"
+        "content_block_start" | "content_block_delta" | "content_block_stop" | "message_start"
     )
 }
 
@@ -119,54 +140,51 @@ impl EventRewriter for MessageStream {
             out.bytes.extend_from_slice(event);
             return;
         };
-        // A block's deltas and its stop only matter while a block is held.
+        // A block's deltas and its stop only matter while a block is open.
         let wanted = match fields.name {
             Some("content_block_start") => true,
-            Some(name) => is_block_event(name) && !self.held.is_empty(),
+            Some(name) => is_block_event(name) && !self.blocks.is_idle(),
             None => true,
         };
         let data = match wanted {
             true => serde_json::from_str::<Map<String, Value>>(&fields.data).ok(),
             false => None,
         };
-        let Some(data) = data.map(Value::Object) else {
+        let Some(mut data) = data.map(Value::Object) else {
             out.bytes.extend_from_slice(event);
             return;
         };
-        let index = data["index"].as_u64();
+        let index = data["index"].as_u64().unwrap_or(0);
         match data["type"].as_str() {
             Some("content_block_start") => {
-                self.start(&data);
-                // The API starts a block with an empty input, but a proxy in between may send a
-                // call whole in its start: then the start loses the reason.
-                let mut data = data;
-                let block = &mut data["content_block"];
-                if Wire::Anthropic.strip_call(block, &self.tracked, &mut out.reasons) && self.strip
-                {
-                    out.bytes.extend(sse::event(fields.name, &data.to_string()));
-                } else {
-                    out.bytes.extend_from_slice(event);
+                let mut before = Output::default();
+                let changed = self.start(&mut data, &mut before);
+                out.append(before);
+                match changed {
+                    true => out.bytes.extend(sse::event(fields.name, &data.to_string())),
+                    false => out.bytes.extend_from_slice(event),
                 }
             }
-            Some("content_block_delta") if index.is_some_and(|i| self.held.contains_key(&i)) => {
-                let held = self.held.get_mut(&index.unwrap_or_default()).expect("held");
+            Some("content_block_delta") if self.blocks.is_open(index) => {
                 let delta = &data["delta"];
-                match (delta["type"].as_str(), delta["partial_json"].as_str()) {
-                    (Some("input_json_delta"), Some(fragment)) => {
-                        held.json.push_str(fragment);
-                        if self.strip {
-                            held.events.extend_from_slice(event);
-                        } else {
-                            out.bytes.extend_from_slice(event);
-                        }
-                    }
-                    _ => out.bytes.extend_from_slice(event),
+                let fragment = match delta["type"].as_str() {
+                    Some("input_json_delta") => delta["partial_json"].as_str(),
+                    _ => None,
+                };
+                let block = fragment.and_then(|fragment| self.blocks.fragment(index, fragment));
+                match block.and_then(|block| block.with.held.as_mut()) {
+                    Some(held) => held.extend_from_slice(event),
+                    None => out.bytes.extend_from_slice(event),
                 }
             }
             Some("content_block_stop") => {
-                if let Some(held) = index.and_then(|i| self.held.remove(&i)) {
-                    self.stop(held, index.unwrap_or_default(), out);
+                if let Some(block) = self.blocks.stop(index) {
+                    self.finish(index, block, out);
                 }
+                out.bytes.extend_from_slice(event);
+            }
+            Some("message_start") => {
+                self.end_all(out);
                 out.bytes.extend_from_slice(event);
             }
             _ => out.bytes.extend_from_slice(event),
@@ -174,10 +192,8 @@ impl EventRewriter for MessageStream {
     }
 
     fn end(&mut self, out: &mut Output) {
-        // A call whose input never completed goes on as it came: nothing is lost.
-        for held in std::mem::take(&mut self.held).into_values() {
-            out.bytes.extend_from_slice(&held.events);
-        }
+        // A call cut short ends as the reader ends it: its input, complete or not, goes on.
+        self.end_all(out);
     }
 }
 
@@ -330,11 +346,23 @@ mod tests {
 
     #[test]
     fn input_that_never_completes_goes_on_as_it_came() {
-        let mut events = bash_stream(&FRAGMENTS);
+        let mut events = bash_stream(&FRAGMENTS[..2]);
         events.truncate(events.len() - 3);
         let out = run(&events, tracked(&["Bash"]), true);
         assert_eq!(out.bytes, events.concat());
         assert!(out.reasons.is_empty());
+    }
+
+    #[test]
+    fn a_stream_cut_before_the_blocks_stop_still_loses_a_complete_inputs_reason() {
+        let mut events = bash_stream(&FRAGMENTS);
+        events.truncate(events.len() - 3);
+        let out = run(&events, tracked(&["Bash"]), true);
+        assert_eq!(
+            partial_json_sent(&out.bytes),
+            ["{\"command\":\"ls -la\",\"timeout\":5}"]
+        );
+        assert_eq!(out.reasons.len(), 1);
     }
 
     #[test]

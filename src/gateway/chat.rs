@@ -1,26 +1,25 @@
 //! OpenAI Chat Completions answers streamed as chunks: a call's `arguments` arrive in fragments
-//! spread over chunks, per choice and per call `index`.
+//! spread over chunks, joined by the API's one rule ([`StreamedCalls`]).
 //!
 //! The fragments of a call to a tracked tool are taken out of the chunks that carry them (a chunk
-//! left with nothing else is held back whole) until the call is complete — the next call index
-//! of its choice, the choice's `finish_reason`, `[DONE]` or the end of the stream — and are then
-//! sent in one chunk of their own holding the stripped arguments.
+//! left with nothing else is held back whole) until the rule ends the call — a new id at its
+//! index, its choice's `finish_reason`, `[DONE]` or the end of the stream — and are then sent in
+//! one chunk of their own holding the stripped arguments.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
 use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
+use crate::apis::openai_chat::{
+    index_or_position, Fragment, StreamKey, StreamedCall, StreamedCalls,
+};
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
-/// A call whose arguments are still arriving.
+/// What the gateway keeps beside a call being joined.
 #[derive(Debug)]
-struct Call {
-    tool: Option<String>,
-    id: Option<String>,
-    arguments: String,
+struct Hold {
     /// Whether its fragments are being held (a call to a tracked tool, and stripping is on).
     held: bool,
     /// The chunk's fields other than `choices` (id, object, created, model…), for the chunk
@@ -32,8 +31,7 @@ struct Call {
 pub struct ChunkStream {
     tracked: Arc<ToolNames>,
     strip: bool,
-    /// Calls being assembled, by choice index and call index.
-    calls: BTreeMap<(u64, u64), Call>,
+    calls: StreamedCalls<Hold>,
 }
 
 impl ChunkStream {
@@ -41,53 +39,41 @@ impl ChunkStream {
         ChunkStream {
             tracked,
             strip,
-            calls: BTreeMap::new(),
+            calls: StreamedCalls::default(),
         }
     }
 
-    /// Completes the calls of `choice` (every choice when `None`) that `keep` does not keep,
-    /// noting their reasons and sending the held arguments.
-    fn complete(&mut self, choice: Option<u64>, keep: Option<u64>, out: &mut Output) {
-        let done: Vec<(u64, u64)> = self
-            .calls
-            .keys()
-            .filter(|(c, i)| choice.is_none_or(|choice| *c == choice) && Some(*i) != keep)
-            .copied()
-            .collect();
-        for key in done {
-            let call = self.calls.remove(&key).expect("a call being assembled");
-            self.finish(key, call, out);
+    /// Calls the rule ended: their reasons are noted and their held arguments sent.
+    fn finish_all(&self, ended: Vec<StreamedCall<Hold>>, out: &mut Output) {
+        for call in ended {
+            self.finish(call, out);
         }
     }
 
-    fn finish(&self, (choice, index): (u64, u64), call: Call, out: &mut Output) {
-        let tracked = call
-            .tool
-            .as_deref()
-            .is_some_and(|tool| self.tracked.contains(tool));
+    fn finish(&self, call: StreamedCall<Hold>, out: &mut Output) {
         let mut arguments = call.arguments;
-        if tracked {
+        if self.tracked.contains(&call.name) {
             if let Some((reason, stripped)) = strip_arguments_text(&arguments) {
                 out.reasons.push(TakenReason {
-                    tool: call.tool.clone().unwrap_or_default(),
-                    call_id: call.id.clone(),
+                    tool: call.name,
+                    call_id: call.id,
                     request_id: None,
                     reason,
                 });
-                if call.held {
+                if call.with.held {
                     arguments = stripped;
                 }
             }
         }
-        if !call.held {
+        if !call.with.held {
             return;
         }
-        let mut chunk = call.template;
+        let mut chunk = call.with.template;
         chunk.insert(
             "choices".to_owned(),
             json!([{
-                "index": choice,
-                "delta": {"tool_calls": [{"index": index, "function": {"arguments": arguments}}]},
+                "index": call.stream.1,
+                "delta": {"tool_calls": [{"index": call.index, "function": {"arguments": arguments}}]},
                 "finish_reason": null
             }]),
         );
@@ -95,25 +81,32 @@ impl ChunkStream {
             .extend(sse::event(None, &Value::Object(chunk).to_string()));
     }
 
-    /// Reads one chunk, taking the held fragments out of it; returns whether it changed.
-    fn chunk(&mut self, chunk: &mut Map<String, Value>, out: &mut Output) -> bool {
+    /// Reads one chunk, taking the held fragments out of it; returns whether it changed. Calls
+    /// it ends go to `ended`.
+    fn chunk(
+        &mut self,
+        chunk: &mut Map<String, Value>,
+        ended: &mut Vec<StreamedCall<Hold>>,
+    ) -> bool {
         let template: Map<String, Value> = chunk
             .iter()
             .filter(|(key, _)| *key != "choices" && *key != "usage")
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
+        let completion = chunk.get("id").and_then(Value::as_str).map(str::to_owned);
         let Some(Value::Array(choices)) = chunk.get_mut("choices") else {
             return false;
         };
         let mut changed = false;
-        for choice in choices.iter_mut() {
-            let number = choice.get("index").and_then(Value::as_u64).unwrap_or(0);
+        for (position, choice) in choices.iter_mut().enumerate() {
+            let number = index_or_position(choice.get("index").and_then(Value::as_u64), position);
+            let stream = (completion.clone(), number);
             if let Some(Value::Array(deltas)) = choice
                 .get_mut("delta")
                 .and_then(|delta| delta.get_mut("tool_calls"))
             {
-                for delta in deltas.iter_mut() {
-                    changed |= self.fragment(number, delta, &template, out);
+                for (position, delta) in deltas.iter_mut().enumerate() {
+                    changed |= self.fragment(&stream, position, delta, &template, ended);
                 }
                 deltas.retain(|delta| !is_only_an_index(delta));
             }
@@ -121,7 +114,7 @@ impl ChunkStream {
                 .get("finish_reason")
                 .is_some_and(|reason| !reason.is_null());
             if finished {
-                self.complete(Some(number), None, out);
+                self.calls.finish(&stream, ended);
             }
         }
         if changed {
@@ -141,41 +134,36 @@ impl ChunkStream {
         changed
     }
 
-    /// One call delta: a new call index completes the choice's others; a fragment of a held call
-    /// is taken out. Returns whether the delta changed.
+    /// One call delta, joined by the rule; a fragment of a held call is taken out. Returns
+    /// whether the delta changed.
     fn fragment(
         &mut self,
-        choice: u64,
+        stream: &StreamKey,
+        position: usize,
         delta: &mut Value,
         template: &Map<String, Value>,
-        out: &mut Output,
+        ended: &mut Vec<StreamedCall<Hold>>,
     ) -> bool {
-        let index = delta.get("index").and_then(Value::as_u64).unwrap_or(0);
-        if !self.calls.contains_key(&(choice, index)) {
-            self.complete(Some(choice), Some(index), out);
-            let tool = delta
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let held = self.strip && tool.as_deref().is_some_and(|t| self.tracked.contains(t));
-            let call = Call {
-                tool,
-                id: delta.get("id").and_then(Value::as_str).map(str::to_owned),
-                arguments: String::new(),
-                held,
-                template: template.clone(),
-            };
-            self.calls.insert((choice, index), call);
-        }
-        let call = self.calls.get_mut(&(choice, index)).expect("noted above");
+        let fragment = Fragment {
+            index: index_or_position(delta.get("index").and_then(Value::as_u64), position),
+            id: delta.get("id").and_then(Value::as_str),
+            name: delta.pointer("/function/name").and_then(Value::as_str),
+            arguments: delta.pointer("/function/arguments").and_then(Value::as_str),
+        };
+        let name = fragment.name;
+        let tracked = &self.tracked;
+        let strip = self.strip;
+        let hold = || Hold {
+            held: strip && name.is_some_and(|name| tracked.contains(name)),
+            template: template.clone(),
+        };
+        let held = self.calls.fragment(stream, fragment, hold, ended).with.held;
         let Some(function) = delta.get_mut("function").and_then(Value::as_object_mut) else {
             return false;
         };
-        let Some(Value::String(fragment)) = function.get("arguments") else {
-            return false;
-        };
-        call.arguments.push_str(fragment);
-        if call.held && !fragment.is_empty() {
+        let is_a_fragment =
+            matches!(function.get("arguments"), Some(Value::String(text)) if !text.is_empty());
+        if held && is_a_fragment {
             function.remove("arguments");
             return true;
         }
@@ -210,12 +198,12 @@ impl EventRewriter for ChunkStream {
             return;
         };
         if fields.data.trim() == "[DONE]" {
-            self.complete(None, None, out);
+            self.end(out);
             out.bytes.extend_from_slice(event);
             return;
         }
         // With no call being assembled, only a chunk that starts one needs reading.
-        if self.calls.is_empty() && !fields.data.contains("\"tool_calls\"") {
+        if self.calls.is_idle() && !fields.data.contains("\"tool_calls\"") {
             out.bytes.extend_from_slice(event);
             return;
         }
@@ -223,10 +211,10 @@ impl EventRewriter for ChunkStream {
             out.bytes.extend_from_slice(event);
             return;
         };
-        // Calls this chunk completes go out before it.
-        let mut completed = Output::default();
-        let changed = self.chunk(&mut chunk, &mut completed);
-        out.append(completed);
+        // Calls this chunk ends go out before it.
+        let mut ended = Vec::new();
+        let changed = self.chunk(&mut chunk, &mut ended);
+        self.finish_all(ended, out);
         if !changed {
             out.bytes.extend_from_slice(event);
             return;
@@ -243,7 +231,9 @@ impl EventRewriter for ChunkStream {
     }
 
     fn end(&mut self, out: &mut Output) {
-        self.complete(None, None, out);
+        let mut ended = Vec::new();
+        self.calls.end(&mut ended);
+        self.finish_all(ended, out);
     }
 }
 
@@ -299,6 +289,8 @@ mod tests {
         out
     }
 
+    use std::collections::BTreeMap;
+
     /// The arguments each (choice, call index) was sent, and the chunks' data in order.
     fn sent(bytes: &[u8]) -> (BTreeMap<(u64, u64), String>, Vec<String>) {
         let mut arguments = BTreeMap::new();
@@ -332,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn parallel_calls_each_get_one_stripped_fragment_when_the_next_index_starts() {
+    fn parallel_calls_each_get_one_stripped_fragment_when_their_choice_finishes() {
         let events = vec![
             delta(0, json!({"role": "assistant", "content": null})),
             start(0, 0, "call_a", "shell"),
@@ -350,13 +342,13 @@ mod tests {
         let reasons: Vec<String> = out.reasons.iter().map(ToString::to_string).collect();
         assert_eq!(reasons, ["shell: Look", "shell: Count"]);
         assert_eq!(out.reasons[1].call_id.as_deref(), Some("call_b"));
-        // Call a's arguments go out before call b starts; the stream still ends as it did.
-        let a = datas
-            .iter()
-            .position(|d| d.contains("{\\\"command\\\":[\\\"ls\\\"]}"))
-            .unwrap();
-        let b = datas.iter().position(|d| d.contains("call_b")).unwrap();
-        assert!(a < b);
+        // Fragments of parallel calls may interleave, so a call ends with its choice: both go
+        // out before the finish, in the order they started; the stream still ends as it did.
+        let sent_at = |text: &str| datas.iter().position(|d| d.contains(text)).unwrap();
+        let a = sent_at("{\\\"command\\\":[\\\"ls\\\"]}");
+        let b = sent_at("{\\\"command\\\":[\\\"wc\\\"]}");
+        let finish = sent_at("\"finish_reason\":\"tool_calls\"");
+        assert!(a < b && b < finish);
         assert_eq!(datas.last().unwrap(), "[DONE]");
         assert!(datas
             .iter()

@@ -24,6 +24,8 @@
 //! assert_eq!(stripped.reasons[0].to_string(), "Bash: See what is here");
 //! ```
 
+#[cfg(test)]
+mod agreement;
 mod anthropic;
 mod chat;
 mod gemini;

@@ -2,10 +2,11 @@
 //! transcripts, exports that wrap them, and streamed events whose `input_json_delta` fragments
 //! are joined per block index.
 
+use crate::apis::anthropic::StreamedBlock;
 use crate::format::Format;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
-use crate::formats::fragments::AnthropicPending;
+use crate::formats::fragments::Place;
 use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 
@@ -53,16 +54,16 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
                 return Visit::Skip;
             };
             let index = map.get("index").and_then(Json::as_u64).unwrap_or(0);
-            let pending = AnthropicPending {
+            let block = StreamedBlock {
                 id: id_at(block, "id"),
                 name: name.into_owned(),
                 input: block
                     .get("input")
                     .map_or_else(|| "null".to_owned(), |input| input.to_value().to_string()),
                 json: String::new(),
-                place: walk.place(),
+                with: walk.place(),
             };
-            if let Some(earlier) = walk.fragments.anthropic.pending.insert(index, pending) {
+            if let Some(earlier) = walk.fragments.anthropic.start(index, block) {
                 finish(walk, earlier);
             }
             Visit::Skip
@@ -74,17 +75,15 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
                 .and_then(Json::as_object)
                 .filter(|delta| str_is(*delta, "type", "input_json_delta"))
                 .and_then(|delta| str_at(delta, "partial_json"));
-            if let (Some(fragment), Some(pending)) =
-                (fragment, walk.fragments.anthropic.pending.get_mut(&index))
-            {
-                pending.json.push_str(&fragment);
+            if let Some(fragment) = fragment {
+                walk.fragments.anthropic.fragment(index, &fragment);
             }
             Visit::Skip
         }
         Some("content_block_stop") => {
             let index = map.get("index").and_then(Json::as_u64).unwrap_or(0);
-            if let Some(pending) = walk.fragments.anthropic.pending.remove(&index) {
-                finish(walk, pending);
+            if let Some(block) = walk.fragments.anthropic.stop(index) {
+                finish(walk, block);
             }
             Visit::Skip
         }
@@ -94,28 +93,24 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 /// Hands over every block still open: the stream ended (or a new message began) without a stop.
 pub(crate) fn flush(walk: &mut Walker) {
-    let pending = std::mem::take(&mut walk.fragments.anthropic.pending);
-    for pending in pending.into_values() {
-        finish(walk, pending);
+    let ended: Vec<_> = walk.fragments.anthropic.end().collect();
+    for (_, block) in ended {
+        finish(walk, block);
     }
 }
 
-fn finish(walk: &mut Walker, pending: AnthropicPending) {
+fn finish(walk: &mut Walker, block: StreamedBlock<Place>) {
     // A stream cut short leaves text that is not JSON: it is still the call's input.
-    let arguments = if pending.json.trim().is_empty() {
-        walk.json_text_arguments(&pending.input)
-    } else {
-        walk.json_text_arguments(&pending.json)
-    };
+    let arguments = walk.json_text_arguments(block.arguments());
     walk.call_at(
         Call {
             format: Format::Anthropic,
-            call_id: pending.id,
-            tool: pending.name,
+            call_id: block.id,
+            tool: block.name,
             arguments,
             freeform: false,
         },
-        pending.place,
+        block.with,
     );
 }
 

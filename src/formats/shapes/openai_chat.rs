@@ -1,10 +1,11 @@
 //! OpenAI Chat Completions `tool_calls[].{id, function: {name, arguments}}`: in responses, in
 //! request histories, and in streamed chunks whose fragments are joined per index.
 
+use crate::apis::openai_chat::{index_or_position, Fragment, StreamKey, StreamedCall};
 use crate::format::Format;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
-use crate::formats::fragments::ChatPending;
+use crate::formats::fragments::Place;
 use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 
@@ -62,14 +63,12 @@ fn is_chunk(map: Object<'_>) -> bool {
 fn read_chunk(map: Object<'_>, walk: &mut Walker) {
     let completion = id_at(map, "id");
     let choices = map.get("choices").and_then(Json::as_array);
+    let mut ended = Vec::new();
     for (position, choice) in choices.into_iter().flatten().enumerate() {
         let Some(choice) = choice.as_object() else {
             continue;
         };
-        let choice_index = choice
-            .get("index")
-            .and_then(Json::as_u64)
-            .unwrap_or(position as u64);
+        let choice_index = index_or_position(choice.get("index").and_then(Json::as_u64), position);
         let stream = (completion.clone(), choice_index);
         let fragments = choice
             .get("delta")
@@ -78,101 +77,77 @@ fn read_chunk(map: Object<'_>, walk: &mut Walker) {
             .and_then(Json::as_array);
         for (position, fragment) in fragments.into_iter().flatten().enumerate() {
             if let Some(fragment) = fragment.as_object() {
-                add_fragment(walk, &stream, position as u64, fragment);
+                add_fragment(walk, &stream, position, fragment, &mut ended);
             }
         }
         if choice
             .get("finish_reason")
             .is_some_and(|reason| !reason.is_null())
         {
-            finish_stream(walk, |pending| pending.stream == stream);
+            walk.fragments.chat.finish(&stream, &mut ended);
         }
+    }
+    for call in ended {
+        finish(walk, call);
     }
 }
 
 fn add_fragment(
     walk: &mut Walker,
-    stream: &(Option<String>, u64),
-    position: u64,
+    stream: &StreamKey,
+    position: usize,
     fragment: Object<'_>,
+    ended: &mut Vec<StreamedCall<Place>>,
 ) {
-    let index = fragment
-        .get("index")
-        .and_then(Json::as_u64)
-        .unwrap_or(position);
     let id = id_at(fragment, "id");
     let function = fragment.get("function").and_then(Json::as_object);
     let name = function.and_then(|function| str_at(function, "name"));
     let arguments = function.and_then(|function| str_at(function, "arguments"));
-    let pending = &mut walk.fragments.chat.pending;
-    let open = pending
-        .iter()
-        .position(|pending| &pending.stream == stream && pending.index == index);
-    // A new id at an index already in use starts the next call (some servers reuse index 0).
-    let open = match open {
-        Some(open) if id.is_some() && pending[open].id != id => {
-            let earlier = pending.remove(open);
-            finish(walk, earlier);
-            None
-        }
-        open => open,
+    let fragment = Fragment {
+        index: index_or_position(fragment.get("index").and_then(Json::as_u64), position),
+        id: id.as_deref(),
+        name: name.as_deref(),
+        arguments: arguments.as_deref(),
     };
-    let pending = &mut walk.fragments.chat.pending;
-    match open {
-        Some(open) => {
-            let call = &mut pending[open];
-            if let Some(name) = name {
-                call.name.push_str(&name);
-            }
-            if let Some(arguments) = arguments {
-                call.arguments.push_str(&arguments);
-            }
-        }
-        None => {
-            let place = walk.place();
-            walk.fragments.chat.pending.push(ChatPending {
-                stream: stream.clone(),
-                index,
-                id,
-                name: name.unwrap_or_default().into_owned(),
-                arguments: arguments.unwrap_or_default().into_owned(),
-                place,
-            });
-        }
+    // Calls ended by this fragment go out at once, before the call it starts.
+    let before = ended.len();
+    let place = walk
+        .fragments
+        .chat
+        .starts(stream, &fragment)
+        .then(|| walk.place());
+    walk.fragments
+        .chat
+        .fragment(stream, fragment, || place.unwrap_or_default(), ended);
+    for call in ended.drain(before..).collect::<Vec<_>>() {
+        finish(walk, call);
     }
 }
 
-/// Hands over the streamed calls `which` selects, in the order they started.
-fn finish_stream(walk: &mut Walker, which: impl Fn(&ChatPending) -> bool) {
-    let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut walk.fragments.chat.pending)
-        .into_iter()
-        .partition(|pending| which(pending));
-    walk.fragments.chat.pending = open;
-    for pending in done {
-        finish(walk, pending);
-    }
-}
-
-fn finish(walk: &mut Walker, pending: ChatPending) {
-    if pending.name.is_empty() {
+fn finish(walk: &mut Walker, call: StreamedCall<Place>) {
+    if call.name.is_empty() {
         return;
     }
-    let arguments = walk.string_arguments(&pending.arguments);
+    let arguments = walk.string_arguments(&call.arguments);
     walk.call_at(
         Call {
             format: Format::OpenaiChat,
-            call_id: pending.id,
-            tool: pending.name,
+            call_id: call.id,
+            tool: call.name,
             arguments,
             freeform: false,
         },
-        pending.place,
+        call.with,
     );
 }
 
 /// Hands over every streamed call still open: the stream ended without a finish reason.
 pub(crate) fn flush(walk: &mut Walker) {
-    finish_stream(walk, |_| true);
+    let mut ended = Vec::new();
+    walk.fragments.chat.end(&mut ended);
+    for call in ended {
+        finish(walk, call);
+    }
 }
 
 #[cfg(test)]

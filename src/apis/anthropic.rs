@@ -1,0 +1,98 @@
+//! Anthropic Messages.
+//!
+//! # Streamed calls
+//!
+//! A streamed answer sends each content block as `content_block_start` (the block, a `tool_use`
+//! with its `id`, `name` and an `input`, empty unless a proxy sends it whole),
+//! `content_block_delta`s (`input_json_delta` fragments of the input's JSON text) and
+//! `content_block_stop`, each naming the block's `index`. [`StreamedBlocks`] is the one rule that
+//! joins them:
+//!
+//! - a `tool_use` block starts at its index, ending a block left open there;
+//! - `input_json_delta` fragments at an open block's index join its input's text;
+//! - `content_block_stop` ends the block at its index; `message_start` and the end of the stream
+//!   (or its breaking off) end every open block, in index order;
+//! - a block's arguments are its fragments joined, or, when no fragment came, the input of its
+//!   start.
+
+use std::collections::BTreeMap;
+
+/// A `tool_use` block whose input is still arriving, with what the reader of the stream keeps
+/// beside it.
+#[derive(Debug)]
+pub struct StreamedBlock<T> {
+    /// The block's `id`.
+    pub id: Option<String>,
+    /// Its tool's name.
+    pub name: String,
+    /// The `input` its start carried, as JSON text.
+    pub input: String,
+    /// The `input_json_delta` fragments, joined.
+    pub json: String,
+    /// What the reader of the stream keeps with the block.
+    pub with: T,
+}
+
+impl<T> StreamedBlock<T> {
+    /// The call's arguments as JSON text: the fragments joined, else the input of its start.
+    pub fn arguments(&self) -> &str {
+        if self.json.trim().is_empty() {
+            &self.input
+        } else {
+            &self.json
+        }
+    }
+}
+
+/// The `tool_use` blocks of a stream not yet stopped, by index.
+#[derive(Debug)]
+pub struct StreamedBlocks<T> {
+    open: BTreeMap<u64, StreamedBlock<T>>,
+}
+
+impl<T> Default for StreamedBlocks<T> {
+    fn default() -> Self {
+        StreamedBlocks {
+            open: BTreeMap::new(),
+        }
+    }
+}
+
+impl<T> StreamedBlocks<T> {
+    /// Whether no block is open.
+    pub fn is_idle(&self) -> bool {
+        self.open.is_empty()
+    }
+
+    /// Whether a block is open at `index`.
+    pub fn is_open(&self, index: u64) -> bool {
+        self.open.contains_key(&index)
+    }
+
+    /// What is kept beside each open block.
+    pub fn kept_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.open.values_mut().map(|block| &mut block.with)
+    }
+
+    /// A `tool_use` block starts at `index`; returns the block it ends there, if one was open.
+    pub fn start(&mut self, index: u64, block: StreamedBlock<T>) -> Option<StreamedBlock<T>> {
+        self.open.insert(index, block)
+    }
+
+    /// An `input_json_delta` fragment at `index`; returns its block, when one is open there.
+    pub fn fragment(&mut self, index: u64, fragment: &str) -> Option<&mut StreamedBlock<T>> {
+        let block = self.open.get_mut(&index)?;
+        block.json.push_str(fragment);
+        Some(block)
+    }
+
+    /// `content_block_stop` at `index`: the block that ends, if one was open there.
+    pub fn stop(&mut self, index: u64) -> Option<StreamedBlock<T>> {
+        self.open.remove(&index)
+    }
+
+    /// `message_start`, or the end of the stream: every open block ends, in index order.
+    pub fn end(&mut self) -> impl Iterator<Item = (u64, StreamedBlock<T>)> {
+        std::mem::take(&mut self.open).into_iter()
+    }
+}

@@ -1,0 +1,212 @@
+//! OpenAI Chat Completions, and every API that copies it.
+//!
+//! # Streamed calls
+//!
+//! A streamed answer's chunks carry `choices[].delta.tool_calls[]` fragments, each with the
+//! call's `index` in its choice and, on a call's first fragment, its `id` and `function.name`;
+//! `function.arguments` arrives in pieces. [`StreamedCalls`] is the one rule that joins them:
+//!
+//! - a fragment belongs to the call open at its stream (the completion's `id` and the choice's
+//!   `index`) and its `index` (else its position in the chunk's `tool_calls`);
+//! - a fragment with an `id` other than the open call's at that index ends that call and starts
+//!   the next (some OpenAI-compatible servers send every call at index 0);
+//! - fragments of several calls may interleave: a new index does not end the others;
+//! - a choice's `finish_reason` ends its calls, and the end of the stream (`[DONE]`, or the
+//!   stream breaking off) ends every call, in the order they started.
+
+/// The stream a fragment belongs to: the completion's `id`, when the chunk has one, and the
+/// choice's `index`.
+pub type StreamKey = (Option<String>, u64);
+
+/// The number a choice or a call fragment goes by: its `index`, else its position in its array.
+pub fn index_or_position(index: Option<u64>, position: usize) -> u64 {
+    index.unwrap_or(position as u64)
+}
+
+/// One call fragment of a chunk, as the chunk holds it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fragment<'a> {
+    /// Its `index`, else its position in the chunk's `tool_calls`.
+    pub index: u64,
+    /// The call's `id`, on the fragment that carries it.
+    pub id: Option<&'a str>,
+    /// A piece of `function.name`.
+    pub name: Option<&'a str>,
+    /// A piece of `function.arguments`.
+    pub arguments: Option<&'a str>,
+}
+
+/// A call being joined from its fragments, with what the reader of the stream keeps beside it.
+#[derive(Debug)]
+pub struct StreamedCall<T> {
+    /// The stream it belongs to.
+    pub stream: StreamKey,
+    /// Its index in its choice.
+    pub index: u64,
+    /// Its `id`, from the fragment that started it.
+    pub id: Option<String>,
+    /// Its tool's name, joined.
+    pub name: String,
+    /// Its arguments' text, joined.
+    pub arguments: String,
+    /// What the reader of the stream keeps with the call (where it started; whether it is held).
+    pub with: T,
+}
+
+/// The calls of a stream still receiving fragments, in the order they started.
+#[derive(Debug)]
+pub struct StreamedCalls<T> {
+    open: Vec<StreamedCall<T>>,
+}
+
+impl<T> Default for StreamedCalls<T> {
+    fn default() -> Self {
+        StreamedCalls { open: Vec::new() }
+    }
+}
+
+impl<T> StreamedCalls<T> {
+    /// Whether no call is open.
+    pub fn is_idle(&self) -> bool {
+        self.open.is_empty()
+    }
+
+    /// What is kept beside each open call.
+    pub fn kept_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.open.iter_mut().map(|call| &mut call.with)
+    }
+
+    /// The open call a fragment of `stream` continues, if it continues one rather than start
+    /// the next.
+    fn continued(&self, stream: &StreamKey, fragment: &Fragment<'_>) -> Option<usize> {
+        let open = self
+            .open
+            .iter()
+            .position(|call| &call.stream == stream && call.index == fragment.index)?;
+        let new_id = fragment
+            .id
+            .is_some_and(|id| self.open[open].id.as_deref() != Some(id));
+        (!new_id).then_some(open)
+    }
+
+    /// Whether a fragment of `stream` starts a call.
+    pub fn starts(&self, stream: &StreamKey, fragment: &Fragment<'_>) -> bool {
+        self.continued(stream, fragment).is_none()
+    }
+
+    /// One fragment of `stream`. A call it ends goes to `ended`; a call it starts keeps what
+    /// `start` gives. Returns the call the fragment belongs to, joined with it.
+    pub fn fragment(
+        &mut self,
+        stream: &StreamKey,
+        fragment: Fragment<'_>,
+        start: impl FnOnce() -> T,
+        ended: &mut Vec<StreamedCall<T>>,
+    ) -> &mut StreamedCall<T> {
+        if let Some(open) = self.continued(stream, &fragment) {
+            let call = &mut self.open[open];
+            call.name.push_str(fragment.name.unwrap_or_default());
+            call.arguments
+                .push_str(fragment.arguments.unwrap_or_default());
+            return &mut self.open[open];
+        }
+        if let Some(open) = self
+            .open
+            .iter()
+            .position(|call| &call.stream == stream && call.index == fragment.index)
+        {
+            ended.push(self.open.remove(open));
+        }
+        self.open.push(StreamedCall {
+            stream: stream.clone(),
+            index: fragment.index,
+            id: fragment.id.map(str::to_owned),
+            name: fragment.name.unwrap_or_default().to_owned(),
+            arguments: fragment.arguments.unwrap_or_default().to_owned(),
+            with: start(),
+        });
+        self.open.last_mut().expect("pushed above")
+    }
+
+    /// A choice's `finish_reason`: its calls end, into `ended` in the order they started.
+    pub fn finish(&mut self, stream: &StreamKey, ended: &mut Vec<StreamedCall<T>>) {
+        if !self.open.iter().any(|call| &call.stream == stream) {
+            return;
+        }
+        let (done, open): (Vec<_>, Vec<_>) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|call| &call.stream == stream);
+        self.open = open;
+        ended.extend(done);
+    }
+
+    /// The stream ended: every open call ends, in the order they started.
+    pub fn end(&mut self, ended: &mut Vec<StreamedCall<T>>) {
+        ended.append(&mut self.open);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fragment<'a>(index: u64, id: Option<&'a str>, arguments: &'a str) -> Fragment<'a> {
+        Fragment {
+            index,
+            id,
+            name: id.map(|_| "shell"),
+            arguments: Some(arguments),
+        }
+    }
+
+    #[test]
+    fn a_new_id_at_an_index_in_use_ends_the_call_there() {
+        let mut calls = StreamedCalls::default();
+        let stream = (Some("cc".to_owned()), 0);
+        let mut ended = Vec::new();
+        calls.fragment(&stream, fragment(0, Some("c1"), "{}"), || (), &mut ended);
+        calls.fragment(&stream, fragment(0, None, ""), || (), &mut ended);
+        assert!(ended.is_empty());
+        calls.fragment(&stream, fragment(0, Some("c2"), "{"), || (), &mut ended);
+        assert_eq!(ended.len(), 1);
+        assert_eq!(ended[0].id.as_deref(), Some("c1"));
+        calls.fragment(&stream, fragment(0, None, "}"), || (), &mut ended);
+        calls.finish(&stream, &mut ended);
+        assert_eq!(ended[1].arguments, "{}");
+        assert!(calls.is_idle());
+    }
+
+    #[test]
+    fn interleaved_indices_stay_open_until_the_finish() {
+        let mut calls = StreamedCalls::default();
+        let stream = (None, 0);
+        let other_choice = (None, 1);
+        let mut ended = Vec::new();
+        calls.fragment(
+            &stream,
+            fragment(0, Some("a"), "{\"x\":"),
+            || (),
+            &mut ended,
+        );
+        calls.fragment(
+            &stream,
+            fragment(1, Some("b"), "{\"y\":"),
+            || (),
+            &mut ended,
+        );
+        calls.fragment(
+            &other_choice,
+            fragment(0, Some("c"), "{}"),
+            || (),
+            &mut ended,
+        );
+        calls.fragment(&stream, fragment(0, None, "1}"), || (), &mut ended);
+        calls.fragment(&stream, fragment(1, None, "2}"), || (), &mut ended);
+        calls.finish(&stream, &mut ended);
+        let joined: Vec<_> = ended.iter().map(|call| call.arguments.as_str()).collect();
+        assert_eq!(joined, ["{\"x\":1}", "{\"y\":2}"]);
+        assert!(!calls.is_idle());
+        calls.end(&mut ended);
+        assert_eq!(ended[2].id.as_deref(), Some("c"));
+    }
+}
