@@ -82,12 +82,14 @@ pub enum Command {
     Proxy(ProxyArgs),
     /// Apply the reasons layer at a model's API, for an agent's built-in tools too.
     ///
-    /// An HTTP server to point an agent's API base URL at (`ANTHROPIC_BASE_URL` for Claude
-    /// Code). It forwards every request to the upstream API, with the optional `reason`
-    /// parameter added to the tools each request declares, and takes the reason off every call
-    /// in the answer before the agent sees it, plain or streamed. Each reason goes to the
-    /// reasons log, written before the call is passed on, and to stderr as `tool: reason`.
-    /// Credentials pass through as the agent sent them and are never logged.
+    /// An HTTP server to point every agent's API base URL at (`ANTHROPIC_BASE_URL` for Claude
+    /// Code, `OPENAI_BASE_URL=http://127.0.0.1:4179/v1` for Codex, `GOOGLE_GEMINI_BASE_URL` for
+    /// Gemini CLI). It forwards each request to its API's upstream (told apart by the path),
+    /// with the optional `reason` parameter added to the tools each request declares, and takes
+    /// the reason off every call in the answer before the agent sees it, plain or streamed. Each
+    /// reason goes to the reasons log, written before the call is passed on (and with -v to
+    /// stderr as `tool: reason`). Credentials pass through as the agent sent them and are never
+    /// logged.
     Gateway(GatewayArgs),
     /// Show the model's reason for a call in an agent's own interface.
     ///
@@ -326,9 +328,12 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4179")]
     pub listen: String,
 
-    /// The API to forward to, with a path prefix if it has one.
-    #[arg(long, value_name = "URL", default_value = "https://api.anthropic.com")]
-    pub upstream: String,
+    /// Where to forward (repeatable): URL sends every API there; API=URL sets one API's
+    /// (anthropic, openai for Chat and Responses, gemini), with a path prefix if it has one.
+    /// [default: each provider's own API: `https://api.anthropic.com`, `https://api.openai.com`,
+    /// `https://generativelanguage.googleapis.com`]
+    #[arg(long, value_name = "[API=]URL")]
+    pub upstream: Vec<String>,
 
     /// Append the reasons to FILE [default: $XDG_STATE_HOME/reasons/reasons.jsonl, or
     /// ~/.local/state/reasons/reasons.jsonl].
@@ -339,6 +344,12 @@ pub struct GatewayArgs {
     /// argument (their own logs then keep it); the reasons are still logged.
     #[arg(long)]
     pub no_strip: bool,
+
+    /// Print each reason on stderr as `tool: reason` as it is taken off. Without it the gateway
+    /// writes nothing after its startup line but that an upstream cannot be reached, or the
+    /// reasons log cannot be written (`reasons watch` is where reasons are seen).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Options of `reasons hook`.

@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use memchr::memmem;
 use serde_json::Value;
 
-use crate::envelope::{gemini_group, Envelope};
+use crate::apis::{gemini_group, Api};
 use crate::layer::{strip_noting, Listing, TakenReason, ToolNames};
 
 /// Which halves of the layer a [`Filter`] applies.
@@ -502,18 +502,18 @@ fn is_tools_call(value: &Value) -> bool {
 fn is_call(value: &Value) -> bool {
     match value.get("method") {
         Some(_) => is_tools_call(value),
-        None => Envelope::of_call(value).is_some(),
+        None => Api::of_call(value).is_some(),
     }
 }
 
 /// A declaration in a known envelope, and not a call that happens to share its wrapper (an
 /// OpenAI Chat call and declaration both sit under `function`).
 fn is_declaration(value: &Value) -> bool {
-    Envelope::of_declaration(value).is_some() && !has_call_arguments(value)
+    Api::of_declaration(value).is_some() && !has_call_arguments(value)
 }
 
 fn has_call_arguments(value: &Value) -> bool {
-    Envelope::of_call(value).is_some_and(|envelope| envelope.arguments(value).is_some())
+    Api::of_call(value).is_some_and(|envelope| envelope.arguments(value).is_some())
 }
 
 /// A bare array of declarations: objects only, at least one declaration (or Gemini tool holding

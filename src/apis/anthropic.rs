@@ -17,6 +17,10 @@
 
 use std::collections::BTreeMap;
 
+use serde_json::{json, Map, Value};
+
+use super::{items, Api, Provider, Room};
+
 /// A `tool_use` block whose input is still arriving, with what the reader of the stream keeps
 /// beside it.
 #[derive(Debug)]
@@ -94,5 +98,55 @@ impl<T> StreamedBlocks<T> {
     /// `message_start`, or the end of the stream: every open block ends, in index order.
     pub fn end(&mut self) -> impl Iterator<Item = (u64, StreamedBlock<T>)> {
         std::mem::take(&mut self.open).into_iter()
+    }
+}
+
+/// Anthropic Messages' room.
+pub struct Anthropic;
+
+impl Room for Anthropic {
+    fn schema_key(&self, _body: &Map<String, Value>) -> Option<&'static str> {
+        Some("input_schema")
+    }
+
+    fn arguments_key(&self) -> &'static str {
+        "input"
+    }
+
+    fn declares_a_function(&self, tool: &Value) -> bool {
+        // Server tools carry a versioned `type`; custom tools none, or `custom`.
+        let kind = tool.get("type").and_then(Value::as_str);
+        matches!(kind, None | Some("custom")) && Api::of_declaration(tool) == Some(Api::Anthropic)
+    }
+
+    /// `content[]` `tool_use` blocks (server tools' blocks are other types, left as they came).
+    fn answer_calls<'a>(&self, answer: &'a mut Value) -> Vec<&'a mut Value> {
+        items(answer, "content").collect()
+    }
+
+    /// `…/v1/messages`, and `…/v1/messages/count_tokens`, whose tools are augmented like the
+    /// messages request's so that the count matches what the model is sent.
+    fn serves(&self, path: &str) -> bool {
+        path.ends_with("/v1/messages") || path.ends_with("/v1/messages/count_tokens")
+    }
+
+    fn answers_with_calls(&self, path: &str) -> bool {
+        !path.trim_end_matches('/').ends_with("/count_tokens")
+    }
+
+    fn provider(&self) -> Option<Provider> {
+        Some(Provider {
+            name: "anthropic",
+            default_upstream: "https://api.anthropic.com",
+        })
+    }
+
+    /// Anthropic's clients send `anthropic-version` on every request, and `x-api-key` with a key.
+    fn claims(&self, _path: &str, has_header: &dyn Fn(&str) -> bool) -> bool {
+        has_header("anthropic-version") || has_header("x-api-key")
+    }
+
+    fn error_body(&self, _status: u16, message: &str) -> Value {
+        json!({"type": "error", "error": {"type": "api_error", "message": message}})
     }
 }

@@ -1,8 +1,347 @@
-//! The model APIs, one room each: where an API keeps its declarations, its calls, their ids and
-//! their arguments, and the one rule by which its streamed calls are assembled (when a call
-//! starts, continues and ends). The log readers (`formats/shapes/`) and the gateway's stream
-//! rewriters (`gateway/`) both follow these rules, so that what a reader finds in a recorded
-//! stream is exactly what the gateway takes off the live one.
+//! The model APIs, one room each. A room says where its API keeps tool declarations, calls,
+//! their ids and their arguments; where its requests declare tools and its answers carry calls;
+//! the paths it serves, its provider and default upstream, its error body; and the one rule by
+//! which its streamed calls are assembled (when a call starts, continues and ends). The log
+//! readers (`formats/shapes/`), the layer and the gateway all read an API through its room, so
+//! what a reader finds in a recorded stream is exactly what the gateway takes off the live one.
+//!
+//! [`Api`] names them. Adding an API is a room of its own (a file here implementing [`Room`]),
+//! its variant, its line in [`Api::ALL`] and [`Api::room`], and its place in the two
+//! recognisers ([`Api::of_declaration`], [`Api::of_call`]), whose order matters because shapes
+//! overlap.
+//!
+//! ```
+//! use reasons::apis::Api;
+//! use serde_json::json;
+//!
+//! let call = json!({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}});
+//! let api = Api::of_call(&call).unwrap();
+//! assert_eq!(api, Api::Anthropic);
+//! assert_eq!(api.call_id(&call).as_deref(), Some("toolu_1"));
+//! assert_eq!(Api::of_path("/v1/chat/completions"), Some(Api::OpenAiChat));
+//! assert_eq!(Api::OpenAiChat.provider().unwrap().name, "openai");
+//! ```
+
+use serde_json::{Map, Value};
 
 pub mod anthropic;
+pub mod gemini;
+pub mod mcp;
 pub mod openai_chat;
+pub mod openai_responses;
+
+pub use gemini::gemini_group;
+
+/// A model API (or MCP, whose calls and declarations the layer reads too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Api {
+    /// Anthropic Messages: `{"name","input_schema"}`; calls `{"type":"tool_use","id","name","input"}`.
+    Anthropic,
+    /// OpenAI Chat Completions function tools: `{"type":"function","function":{"name","parameters"}}`;
+    /// calls `{"id","type":"function","function":{"name","arguments"}}`.
+    OpenAiChat,
+    /// OpenAI Responses: `{"type":"function","name","parameters"}`; calls
+    /// `{"type":"function_call","call_id","name","arguments"}`.
+    OpenAiResponses,
+    /// Gemini: the entries of a tool's `functionDeclarations`; calls are `functionCall` parts.
+    Gemini,
+    /// MCP: `{"name","inputSchema"}`; calls are `tools/call` requests or their bare `params`.
+    Mcp,
+}
+
+/// A model provider, whose APIs one upstream serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provider {
+    /// The name `--upstream NAME=URL` gives it.
+    pub name: &'static str,
+    /// Its public API, where a gateway sends its requests unless told otherwise.
+    pub default_upstream: &'static str,
+}
+
+impl Provider {
+    /// Every provider a gateway serves, each once, in [`Api::ALL`]'s order.
+    pub fn all() -> Vec<Provider> {
+        let mut providers: Vec<Provider> = Vec::new();
+        for provider in Api::ALL.into_iter().filter_map(Api::provider) {
+            if !providers.contains(&provider) {
+                providers.push(provider);
+            }
+        }
+        providers
+    }
+
+    /// The provider a request goes to: its path's API's; else the first whose clients' headers
+    /// it carries; else the first provider (Anthropic's, the gateway's first).
+    pub fn of_request(path: &str, has_header: &dyn Fn(&str) -> bool) -> Provider {
+        let path = path.trim_end_matches('/');
+        let api = Api::of_path(path).or_else(|| {
+            Api::ALL
+                .into_iter()
+                .find(|api| api.room().claims(path, has_header))
+        });
+        api.and_then(Api::provider)
+            .unwrap_or_else(|| Provider::all()[0])
+    }
+}
+
+/// What one API is. Each room implements it in its own file; [`Api`] hands out the room.
+pub trait Room: Sync {
+    /// The object that holds a declaration's name and schema.
+    fn declaration_body<'a>(&self, declaration: &'a Value) -> Option<&'a Map<String, Value>> {
+        declaration.as_object()
+    }
+
+    /// The same, to be changed in place.
+    fn declaration_body_mut<'a>(
+        &self,
+        declaration: &'a mut Value,
+    ) -> Option<&'a mut Map<String, Value>> {
+        declaration.as_object_mut()
+    }
+
+    /// The key under which a declaration's body keeps its JSON Schema.
+    fn schema_key(&self, body: &Map<String, Value>) -> Option<&'static str>;
+
+    /// The object that holds a call's name and arguments.
+    fn call_body<'a>(&self, call: &'a Value) -> Option<&'a Map<String, Value>> {
+        call.as_object()
+    }
+
+    /// The same, to be changed in place.
+    fn call_body_mut<'a>(&self, call: &'a mut Value) -> Option<&'a mut Map<String, Value>> {
+        call.as_object_mut()
+    }
+
+    /// The key under which a call's body keeps its arguments.
+    fn arguments_key(&self) -> &'static str {
+        "arguments"
+    }
+
+    /// The value that is a call's id.
+    fn call_id<'a>(&self, call: &'a Value) -> Option<&'a Value> {
+        call.get("id")
+    }
+
+    /// The id the client's transcript gives the call, and the request's own id where the call
+    /// is a request of its own (MCP).
+    fn ids(&self, call: &Value) -> (Option<String>, Option<String>) {
+        (id_text(self.call_id(call)), None)
+    }
+
+    /// Whether an entry of a request's `tools` declares a function in this API's own shape
+    /// (server-side tools and other kinds go upstream as they came).
+    fn declares_a_function(&self, tool: &Value) -> bool;
+
+    /// The calls of an answer body, in the order they appear.
+    fn answer_calls<'a>(&self, answer: &'a mut Value) -> Vec<&'a mut Value>;
+
+    /// Whether a request path (without its query) is one of this API's.
+    fn serves(&self, path: &str) -> bool;
+
+    /// Whether answers on this path carry calls (a token count does not).
+    fn answers_with_calls(&self, _path: &str) -> bool {
+        true
+    }
+
+    /// Whose API it is, when a gateway serves it.
+    fn provider(&self) -> Option<Provider>;
+
+    /// Whether a request on a path of no API's (a model list, a connectivity check) goes to this
+    /// API's provider, by the headers its clients send.
+    fn claims(&self, _path: &str, _has_header: &dyn Fn(&str) -> bool) -> bool {
+        false
+    }
+
+    /// An error answer in the API's envelope, so that the agent reports it as it reports the
+    /// API's own errors.
+    fn error_body(&self, status: u16, message: &str) -> Value;
+}
+
+impl Api {
+    /// Every API, in the order their rooms are asked about a request (their paths never
+    /// overlap; the headers of a request on another path may name several providers, and the
+    /// more specific go first).
+    pub const ALL: [Api; 5] = [
+        Api::Anthropic,
+        Api::Gemini,
+        Api::OpenAiChat,
+        Api::OpenAiResponses,
+        Api::Mcp,
+    ];
+
+    /// The API's room.
+    pub fn room(self) -> &'static dyn Room {
+        match self {
+            Api::Anthropic => &anthropic::Anthropic,
+            Api::OpenAiChat => &openai_chat::OpenAiChat,
+            Api::OpenAiResponses => &openai_responses::OpenAiResponses,
+            Api::Gemini => &gemini::Gemini,
+            Api::Mcp => &mcp::Mcp,
+        }
+    }
+
+    /// The API a request path (without its query) belongs to, when a gateway serves it.
+    pub fn of_path(path: &str) -> Option<Api> {
+        let path = path.trim_end_matches('/');
+        Api::ALL.into_iter().find(|api| api.room().serves(path))
+    }
+
+    /// Whose API it is, when a gateway serves it.
+    pub fn provider(self) -> Option<Provider> {
+        self.room().provider()
+    }
+
+    /// Recognises the API of a tool declaration from the key that holds its schema.
+    pub fn of_declaration(declaration: &Value) -> Option<Api> {
+        let object = declaration.as_object()?;
+        if object.contains_key("function") {
+            Some(Api::OpenAiChat)
+        } else if object.contains_key("inputSchema") {
+            Some(Api::Mcp)
+        } else if object.contains_key("input_schema") {
+            Some(Api::Anthropic)
+        } else if object.contains_key("parametersJsonSchema")
+            || object.contains_key("parameters_json_schema")
+        {
+            Some(Api::Gemini)
+        } else if object.contains_key("parameters") {
+            // A Responses tool always says `"type": "function"`; a Gemini declaration has no
+            // `type`. The two keep name and schema in the same places, so the rules read both
+            // alike and only the API reported depends on this.
+            Some(match object.contains_key("type") {
+                true => Api::OpenAiResponses,
+                false => Api::Gemini,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// Recognises the API of a tool call.
+    pub fn of_call(call: &Value) -> Option<Api> {
+        let object = call.as_object()?;
+        if object.get("function").is_some_and(Value::is_object) {
+            return Some(Api::OpenAiChat);
+        }
+        if object.get("functionCall").is_some_and(Value::is_object) {
+            return Some(Api::Gemini);
+        }
+        match object.get("type").and_then(Value::as_str) {
+            Some("function_call") => return Some(Api::OpenAiResponses),
+            Some("tool_use") => return Some(Api::Anthropic),
+            _ => {}
+        }
+        // A JSON-RPC message with any other method is no call, whatever else it holds: when in
+        // doubt, do not strip.
+        match object.get("method") {
+            Some(method) => (method == "tools/call").then_some(Api::Mcp),
+            None if object.contains_key("name") && object.contains_key("arguments") => {
+                Some(Api::Mcp)
+            }
+            None => gemini::is_bare_call(object).then_some(Api::Gemini),
+        }
+    }
+
+    /// Whether a declaration asks for strict schema adherence (`"strict": true` beside its
+    /// schema).
+    pub fn is_strict(self, declaration: &Value) -> bool {
+        self.room()
+            .declaration_body(declaration)
+            .and_then(|body| body.get("strict"))
+            .is_some_and(|strict| strict == true)
+    }
+
+    /// A declared tool's name, when it is a string.
+    pub fn declared_name(self, declaration: &Value) -> Option<&str> {
+        self.room()
+            .declaration_body(declaration)?
+            .get("name")?
+            .as_str()
+    }
+
+    /// A declaration's schema, whatever it holds.
+    pub fn schema(self, declaration: &Value) -> Option<&Value> {
+        let room = self.room();
+        let body = room.declaration_body(declaration)?;
+        body.get(room.schema_key(body)?)
+    }
+
+    /// A declaration's schema, to be changed in place (on a copy).
+    pub fn schema_mut(self, declaration: &mut Value) -> Option<&mut Value> {
+        let room = self.room();
+        let body = room.declaration_body_mut(declaration)?;
+        let key = room.schema_key(body)?;
+        body.get_mut(key)
+    }
+
+    /// The name of the tool a call is for, when it is a string.
+    pub fn called_name(self, call: &Value) -> Option<&str> {
+        self.room().call_body(call)?.get("name")?.as_str()
+    }
+
+    /// A call's arguments, as recorded.
+    pub fn arguments(self, call: &Value) -> Option<&Value> {
+        let room = self.room();
+        room.call_body(call)?.get(room.arguments_key())
+    }
+
+    /// A call's arguments, to be changed in place.
+    pub fn arguments_mut(self, call: &mut Value) -> Option<&mut Value> {
+        let room = self.room();
+        let key = room.arguments_key();
+        room.call_body_mut(call)?.get_mut(key)
+    }
+
+    /// A call's id as text (a JSON-RPC id may be a number). A Gemini call often has none.
+    pub fn call_id(self, call: &Value) -> Option<String> {
+        id_text(self.room().call_id(call))
+    }
+
+    /// The id the client's transcript gives a call, and the JSON-RPC id of an MCP request.
+    pub fn ids(self, call: &Value) -> (Option<String>, Option<String>) {
+        self.room().ids(call)
+    }
+
+    /// Whether an entry of a request's `tools` is a function declaration in this API's shape.
+    pub fn declares_a_function(self, tool: &Value) -> bool {
+        self.room().declares_a_function(tool)
+    }
+
+    /// The calls of an answer body, in the order they appear.
+    pub fn answer_calls(self, answer: &mut Value) -> Vec<&mut Value> {
+        self.room().answer_calls(answer)
+    }
+
+    /// Whether answers on this path carry calls.
+    pub fn answers_with_calls(self, path: &str) -> bool {
+        self.room().answers_with_calls(path)
+    }
+
+    /// An error answer in the envelope of the API the path belongs to. Paths of no known API get
+    /// Anthropic's envelope, whose `error.message` is where OpenAI-style clients look too.
+    pub fn error_body(path: &str, status: u16, message: &str) -> Vec<u8> {
+        let api = Api::of_path(path.split('?').next().unwrap_or(path)).unwrap_or(Api::Anthropic);
+        api.room()
+            .error_body(status, message)
+            .to_string()
+            .into_bytes()
+    }
+}
+
+/// An id as text: a string, or a number (JSON-RPC ids may be either).
+fn id_text(id: Option<&Value>) -> Option<String> {
+    match id? {
+        Value::String(id) => Some(id.clone()),
+        Value::Number(id) => Some(id.to_string()),
+        _ => None,
+    }
+}
+
+/// The elements of the array at `key`, when there is one.
+fn items<'a>(value: &'a mut Value, key: &str) -> impl Iterator<Item = &'a mut Value> {
+    value
+        .get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+}

@@ -14,6 +14,87 @@
 //! - a choice's `finish_reason` ends its calls, and the end of the stream (`[DONE]`, or the
 //!   stream breaking off) ends every call, in the order they started.
 
+use serde_json::{json, Map, Value};
+
+use super::{items, Api, Provider, Room};
+
+/// OpenAI Chat Completions' room.
+pub struct OpenAiChat;
+
+impl Room for OpenAiChat {
+    fn declaration_body<'a>(&self, declaration: &'a Value) -> Option<&'a Map<String, Value>> {
+        declaration.get("function")?.as_object()
+    }
+
+    fn declaration_body_mut<'a>(
+        &self,
+        declaration: &'a mut Value,
+    ) -> Option<&'a mut Map<String, Value>> {
+        declaration.get_mut("function")?.as_object_mut()
+    }
+
+    fn schema_key(&self, _body: &Map<String, Value>) -> Option<&'static str> {
+        Some("parameters")
+    }
+
+    fn call_body<'a>(&self, call: &'a Value) -> Option<&'a Map<String, Value>> {
+        call.get("function")?.as_object()
+    }
+
+    fn call_body_mut<'a>(&self, call: &'a mut Value) -> Option<&'a mut Map<String, Value>> {
+        call.get_mut("function")?.as_object_mut()
+    }
+
+    fn declares_a_function(&self, tool: &Value) -> bool {
+        is_a_function(tool) && Api::of_declaration(tool) == Some(Api::OpenAiChat)
+    }
+
+    /// `choices[].message.tool_calls[]`.
+    fn answer_calls<'a>(&self, answer: &'a mut Value) -> Vec<&'a mut Value> {
+        items(answer, "choices")
+            .filter_map(|choice| choice.get_mut("message"))
+            .flat_map(|message| items(message, "tool_calls"))
+            .collect()
+    }
+
+    /// `…/chat/completions`, for OpenAI and every API that copies it.
+    fn serves(&self, path: &str) -> bool {
+        path.ends_with("/chat/completions")
+    }
+
+    fn provider(&self) -> Option<Provider> {
+        Some(OPENAI)
+    }
+
+    /// OpenAI's clients send their key as `Authorization: Bearer`.
+    fn claims(&self, _path: &str, has_header: &dyn Fn(&str) -> bool) -> bool {
+        has_header("authorization")
+    }
+
+    fn error_body(&self, _status: u16, message: &str) -> Value {
+        error_body(message)
+    }
+}
+
+/// OpenAI, whose Chat Completions and Responses one upstream serves. Its SDKs and Codex put
+/// `/v1` in their base URL, so the paths a gateway sees start with it.
+pub(super) const OPENAI: Provider = Provider {
+    name: "openai",
+    default_upstream: "https://api.openai.com",
+};
+
+/// Whether a declaration says `"type": "function"`. Codex CLI declares client-run tools of other
+/// types with object schemas too (`tool_search`); their calls come back as other items, which are
+/// never stripped, so their declarations must not ask for a reason either.
+pub(super) fn is_a_function(tool: &Value) -> bool {
+    tool.get("type").and_then(Value::as_str) == Some("function")
+}
+
+/// OpenAI's error envelope.
+pub(super) fn error_body(message: &str) -> Value {
+    json!({"error": {"message": message, "type": "server_error", "param": null, "code": null}})
+}
+
 /// The stream a fragment belongs to: the completion's `id`, when the chunk has one, and the
 /// choice's `index`.
 pub type StreamKey = (Option<String>, u64);

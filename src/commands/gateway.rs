@@ -25,7 +25,8 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use reasons::gateway::{Api, Exchange, Output, SESSION_HEADERS};
+use reasons::apis::{Api, Provider};
+use reasons::gateway::{Exchange, Output, SESSION_HEADERS};
 use reasons::layer::TakenReason;
 use reasons::reasons_log::{self, Record, Via};
 use tokio::net::TcpListener;
@@ -37,12 +38,14 @@ use crate::exit_codes::ExitCode;
 pub struct Options {
     /// Where it listens.
     pub listen: String,
-    /// The API it forwards to: scheme, host, port, and a path prefix if any.
-    pub upstream: String,
+    /// Where it forwards, as given: `URL` for every API, `API=URL` for one provider's.
+    pub upstreams: Vec<String>,
     /// Where the reasons go.
     pub reasons_log: PathBuf,
     /// Whether calls lose their reason (`--no-strip` leaves them, and still logs).
     pub strip: bool,
+    /// Whether each reason is printed on stderr as it is taken off (`-v`).
+    pub verbose: bool,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -52,17 +55,105 @@ type UpstreamClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, ProxyB
 /// What every connection shares.
 struct Gateway {
     client: UpstreamClient,
-    upstream: Upstream,
+    upstreams: Upstreams,
     log: Option<reasons_log::Writer>,
     log_path: PathBuf,
     /// Whether the log has failed once: said once, not for every call.
     log_failed: AtomicBool,
     strip: bool,
+    verbose: bool,
+    /// The upstreams that failed the last request sent to them: said once per outage.
+    unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
+}
+
+/// Where each provider's requests go.
+#[derive(Debug, Clone)]
+struct Upstreams {
+    by_provider: Vec<(Provider, Upstream)>,
+}
+
+impl Upstreams {
+    /// Reads `--upstream [API=]URL`…: each provider's own API unless a bare URL sends every API
+    /// to one place; `API=URL` then sets one provider's, whatever the order.
+    fn parse(given: &[String]) -> anyhow::Result<Upstreams> {
+        let providers = Provider::all();
+        let names = || {
+            let names: Vec<&str> = providers.iter().map(|provider| provider.name).collect();
+            names.join(", ")
+        };
+        let mut everything: Option<&str> = None;
+        let mut one: Vec<(Provider, &str)> = Vec::new();
+        for value in given {
+            let named = value
+                .split_once('=')
+                .filter(|(name, _)| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+            match named {
+                Some((name, url)) => {
+                    let Some(provider) = providers.iter().find(|provider| provider.name == name)
+                    else {
+                        bail!(
+                            "--upstream {value}: no API is named {name} (give {})",
+                            names()
+                        );
+                    };
+                    one.retain(|(earlier, _)| earlier != provider);
+                    one.push((*provider, url));
+                }
+                None if everything.is_some() => {
+                    bail!(
+                        "--upstream {value}: give one URL for every API, or API=URL ({})",
+                        names()
+                    )
+                }
+                None => everything = Some(value),
+            }
+        }
+        let by_provider = providers
+            .iter()
+            .map(|provider| {
+                let url = one
+                    .iter()
+                    .find(|(named, _)| named == provider)
+                    .map(|(_, url)| *url)
+                    .or(everything)
+                    .unwrap_or(provider.default_upstream);
+                Ok((*provider, Upstream::parse(url)?))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Upstreams { by_provider })
+    }
+
+    fn of(&self, provider: Provider) -> &Upstream {
+        self.by_provider
+            .iter()
+            .find(|(named, _)| *named == provider)
+            .map_or(&self.by_provider[0].1, |(_, upstream)| upstream)
+    }
+
+    /// Where each goes, for the startup line: one URL when they all go to the same.
+    fn describe(&self) -> String {
+        let first = &self.by_provider[0].1.url;
+        if self
+            .by_provider
+            .iter()
+            .all(|(_, upstream)| &upstream.url == first)
+        {
+            return format!("forwarding to {first}");
+        }
+        let each: Vec<String> = self
+            .by_provider
+            .iter()
+            .map(|(provider, upstream)| format!("{} to {}", provider.name, upstream.url))
+            .collect();
+        format!("forwarding {}", each.join(", "))
+    }
 }
 
 /// The upstream's origin and path prefix.
 #[derive(Debug, Clone)]
 struct Upstream {
+    /// As given.
+    url: String,
     scheme: String,
     authority: String,
     prefix: String,
@@ -84,6 +175,7 @@ impl Upstream {
             bail!("--upstream {url}: a query has no place in the upstream");
         }
         Ok(Upstream {
+            url: url.to_owned(),
             scheme,
             authority: authority.to_string(),
             prefix: uri.path().trim_end_matches('/').to_owned(),
@@ -110,7 +202,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(options: Options) -> anyhow::Result<ExitCode> {
-    let upstream = Upstream::parse(&options.upstream)?;
+    let upstreams = Upstreams::parse(&options.upstreams)?;
     let address: SocketAddr = tokio::net::lookup_host(&options.listen)
         .await
         .ok()
@@ -123,7 +215,7 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
         Ok(log) => Some(log),
         Err(error) => {
             say(&format!(
-                "cannot open the reasons log {}: {error}; calls go through, their reasons only to stderr",
+                "cannot open the reasons log {}: {error}; calls go through, their reasons are lost (-v prints them)",
                 options.reasons_log.display()
             ));
             None
@@ -131,17 +223,19 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
     };
     let gateway = Arc::new(Gateway {
         client: upstream_client(),
-        upstream,
+        upstreams,
         log,
         log_path: options.reasons_log.clone(),
         log_failed: AtomicBool::new(false),
         strip: options.strip,
+        verbose: options.verbose,
+        unreachable: std::sync::Mutex::default(),
     });
     // Tests and scripts wait for this line: the port is open once it is written.
     say(&format!(
-        "gateway listening on http://{}, forwarding to {}, reasons to {}",
+        "gateway listening on http://{}, {}, reasons to {}",
         listener.local_addr()?,
-        options.upstream,
+        gateway.upstreams.describe(),
         options.reasons_log.display()
     ));
     let shutdown = shutdown_signal();
@@ -152,7 +246,9 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
                 Ok((stream, _)) => stream,
                 // Out of file descriptors, say: keep serving the connections there are.
                 Err(error) => {
-                    say(&format!("cannot accept a connection: {error}"));
+                    if gateway.verbose {
+                        say(&format!("cannot accept a connection: {error}"));
+                    }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -266,10 +362,10 @@ impl Gateway {
             .uri()
             .path_and_query()
             .map_or_else(|| path.clone(), |value| value.as_str().to_owned());
-        let api = (request.method() == Method::POST)
-            .then(|| Api::of_path(&path))
-            .flatten();
-        let uri = match self.upstream.uri_for(&path_and_query) {
+        let rewritten = request.method() == Method::POST && Api::of_path(&path).is_some();
+        let provider = Provider::of_request(&path, &|name| request.headers().contains_key(name));
+        let upstream = self.upstreams.of(provider);
+        let uri = match upstream.uri_for(&path_and_query) {
             Ok(uri) => uri,
             Err(error) => return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string()),
         };
@@ -277,9 +373,9 @@ impl Gateway {
         remove_hop_by_hop(&mut parts.headers);
         parts.headers.remove(header::HOST);
         parts.uri = uri;
-        let (body, exchange) = match api {
-            None => (body.map_err(BoxError::from).boxed(), None),
-            Some(api) => {
+        let (body, exchange) = match rewritten {
+            false => (body.map_err(BoxError::from).boxed(), None),
+            true => {
                 let bytes = match body.collect().await {
                     Ok(collected) => collected.to_bytes(),
                     // The agent went away while sending: nobody is left to answer.
@@ -287,7 +383,10 @@ impl Gateway {
                         return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string())
                     }
                 };
-                let (mut exchange, augmented) = Exchange::new(api, &bytes, self.strip);
+                let Some((mut exchange, augmented)) = Exchange::new(&path, &bytes, self.strip)
+                else {
+                    return error_answer(StatusCode::NOT_FOUND, &path, "no API serves this path");
+                };
                 // Agents name their session in a header, when they do, more reliably than in
                 // the body.
                 let named = SESSION_HEADERS.iter().find_map(|name| {
@@ -299,7 +398,7 @@ impl Gateway {
                 if let Some(session) = named {
                     exchange.session = Some(session.to_owned());
                 }
-                if let Some(problem) = &exchange.problem {
+                if let Some(problem) = exchange.problem.as_ref().filter(|_| self.verbose) {
                     say(&format!("{path}: {problem}; forwarded as it came"));
                 }
                 let bytes = augmented.map_or(bytes, Bytes::from);
@@ -315,15 +414,20 @@ impl Gateway {
                 (full(bytes), Some(exchange))
             }
         };
+        let authority = upstream.authority.clone();
         let upstream = match self.client.request(Request::from_parts(parts, body)).await {
-            Ok(answer) => answer,
+            Ok(answer) => {
+                self.reached(provider);
+                answer
+            }
             Err(error) => {
                 let message = format!(
-                    "cannot reach the upstream {}: {}",
-                    self.upstream.authority,
+                    "cannot reach the upstream {authority}: {}",
                     error_chain(&error)
                 );
-                say(&format!("{path}: {message}"));
+                if self.unreached(provider) {
+                    say(&format!("{path}: {message}"));
+                }
                 return error_answer(StatusCode::BAD_GATEWAY, &path, &message);
             }
         };
@@ -341,7 +445,9 @@ impl Gateway {
                     Ok(collected) => collected.to_bytes(),
                     Err(error) => {
                         let message = format!("the upstream's answer broke off: {error}");
-                        say(&format!("{path}: {message}"));
+                        if self.verbose {
+                            say(&format!("{path}: {message}"));
+                        }
                         return error_answer(StatusCode::BAD_GATEWAY, &path, &message);
                     }
                 };
@@ -418,16 +524,34 @@ impl Gateway {
         out.bytes.is_empty() || sender.send_data(Bytes::from(out.bytes)).await.is_ok()
     }
 
-    /// Writes each reason to the log and to stderr, before the call it came off is sent on.
+    /// Notes that a provider's upstream answered: a later failure is news again.
+    fn reached(&self, provider: Provider) {
+        let mut unreachable = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
+        if !unreachable.is_empty() {
+            unreachable.remove(provider.name);
+        }
+    }
+
+    /// Notes that a provider's upstream could not be reached; true the first time in a row, when
+    /// the person beside the gateway must hear of it (the agent only sees its request fail).
+    fn unreached(&self, provider: Provider) -> bool {
+        let mut unreachable = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
+        unreachable.insert(provider.name) || self.verbose
+    }
+
+    /// Writes each reason to the log (and with `-v` to stderr), before the call it came off is
+    /// sent on.
     fn log(&self, reasons: &[TakenReason], session: Option<&str>) {
         for taken in reasons {
-            crate::messages::line(&taken.to_string());
+            if self.verbose {
+                crate::messages::line(&taken.to_string());
+            }
             let Some(log) = &self.log else { continue };
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
             if let Err(error) = log.append(&record) {
                 if !self.log_failed.swap(true, Ordering::Relaxed) {
                     say(&format!(
-                        "cannot write the reasons log {}: {error}; calls go through, their reasons only to stderr",
+                        "cannot write the reasons log {}: {error}; calls go through, their reasons are lost (-v prints them)",
                         self.log_path.display()
                     ));
                 }

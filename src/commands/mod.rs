@@ -70,9 +70,10 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Proxy(args) => proxy::run(&args.server, args.reasons_log.as_deref()),
         Command::Gateway(args) => gateway::run(gateway::Options {
             listen: args.listen,
-            upstream: args.upstream,
+            upstreams: args.upstream,
             reasons_log: reasons_log_or_default(args.reasons_log)?,
             strip: !args.no_strip,
+            verbose: args.verbose,
         }),
         Command::Hook(args) => {
             let HookAgent::ClaudeCode = args.agent;

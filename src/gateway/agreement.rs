@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use super::{Api, Exchange};
+use super::Exchange;
 use crate::formats::{read_log, Event, ReadOptions};
 use crate::record::Status;
 
@@ -47,8 +47,9 @@ fn reader_finds(bytes: &[u8], tool: &str) -> Found {
 }
 
 /// The stream through the gateway, written in pieces of `writes` bytes (cycled).
-fn gateway_takes(api: Api, request: &Value, stream: &[u8], writes: &[usize]) -> (Found, Vec<u8>) {
-    let (exchange, _) = Exchange::new(api, request.to_string().as_bytes(), true);
+fn gateway_takes(path: &str, request: &Value, stream: &[u8], writes: &[usize]) -> (Found, Vec<u8>) {
+    let (exchange, _) =
+        Exchange::new(path, request.to_string().as_bytes(), true).expect("an API's path");
     let mut rewriter = exchange.stream();
     let mut sent = Vec::new();
     let mut taken = Vec::new();
@@ -238,7 +239,7 @@ proptest! {
         let stream = chat_stream(&reasons, layout, &sizes, finish, done);
         let expected = reader_finds(&stream, "shell");
         prop_assert_eq!(expected.len(), reasons.len());
-        let (taken, sent) = gateway_takes(Api::OpenAiChat, &request, &stream, &writes);
+        let (taken, sent) = gateway_takes("/v1/chat/completions", &request, &stream, &writes);
         prop_assert_eq!(&taken, &expected);
         prop_assert_eq!(reader_finds(&sent, "shell"), Found::new());
     }
@@ -256,7 +257,7 @@ proptest! {
         let stream = anthropic_stream(&reasons, &sizes, whole, stop);
         let expected = reader_finds(&stream, "Bash");
         prop_assert_eq!(expected.len(), reasons.len());
-        let (taken, sent) = gateway_takes(Api::AnthropicMessages, &request, &stream, &writes);
+        let (taken, sent) = gateway_takes("/v1/messages", &request, &stream, &writes);
         prop_assert_eq!(&taken, &expected);
         prop_assert_eq!(reader_finds(&sent, "Bash"), Found::new());
     }

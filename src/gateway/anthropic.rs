@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
 use crate::apis::anthropic::{StreamedBlock, StreamedBlocks};
-use crate::layer::wire::Wire;
+use crate::apis::Api;
+use crate::layer::wire::strip_call;
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
 /// The session a request's `metadata.user_id` names. Claude Code writes
@@ -78,7 +79,7 @@ impl MessageStream {
             self.finish(index, earlier, out);
         }
         // The reason is noted when the block ends, from what the rule says its arguments are.
-        tracked && self.strip && Wire::Anthropic.strip_call(block, &self.tracked, &mut Vec::new())
+        tracked && self.strip && strip_call(Api::Anthropic, block, &self.tracked, &mut Vec::new())
     }
 
     /// A block the rule ended: its reason is taken off, and its held input goes out.

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
-use crate::layer::wire::Wire;
+use crate::apis::Api;
+use crate::layer::wire::strip_answer;
 use crate::layer::ToolNames;
 
 /// Rewrites a `streamGenerateContent?alt=sse` answer, one chunk at a time.
@@ -31,7 +32,7 @@ impl EventRewriter for ChunkStream {
                 Some((fields.name.map(str::to_owned), chunk))
             });
         let changed = chunk.as_mut().is_some_and(|(_, chunk)| {
-            Wire::Gemini.strip_answer(chunk, &self.tracked, &mut out.reasons)
+            strip_answer(Api::Gemini, chunk, &self.tracked, &mut out.reasons)
         });
         match chunk {
             Some((name, chunk)) if changed && self.strip => {

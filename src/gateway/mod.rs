@@ -7,11 +7,10 @@
 //! sessions cannot disturb each other.
 //!
 //! ```
-//! use reasons::gateway::{Api, Exchange};
+//! use reasons::gateway::Exchange;
 //!
 //! let request = br#"{"model":"m","tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}"#;
-//! let api = Api::of_path("/v1/messages").unwrap();
-//! let (exchange, augmented) = Exchange::new(api, request, true);
+//! let (exchange, augmented) = Exchange::new("/v1/messages", request, true).unwrap();
 //! let augmented = String::from_utf8(augmented.unwrap()).unwrap();
 //! assert!(augmented.contains(r#""reason":{"type":"string""#));
 //!
@@ -39,87 +38,21 @@ pub use rewrite::Output;
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::layer::wire::Wire;
+use crate::apis::Api;
+use crate::layer::wire::strip_answer;
 use crate::layer::{TakenReason, ToolNames};
-
-/// The model APIs the gateway rewrites, told apart by the request's path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    /// Anthropic Messages: `…/v1/messages`.
-    AnthropicMessages,
-    /// Anthropic's token count, `…/v1/messages/count_tokens`: its tools are augmented like the
-    /// messages request's, so that the count matches what the model is sent.
-    AnthropicCountTokens,
-    /// OpenAI Chat Completions, and every API that copies it: `…/chat/completions`.
-    OpenAiChat,
-    /// OpenAI Responses: `…/responses`.
-    OpenAiResponses,
-    /// Gemini: `…/models/MODEL:generateContent` and `…:streamGenerateContent`.
-    Gemini,
-}
 
 /// Headers in which agents name their session: Claude Code's, and Codex CLI's.
 pub const SESSION_HEADERS: [&str; 2] = ["x-claude-code-session-id", "session-id"];
-
-impl Api {
-    /// The API a request path (without its query) belongs to, when the gateway rewrites it.
-    pub fn of_path(path: &str) -> Option<Api> {
-        let path = path.trim_end_matches('/');
-        if path.ends_with("/v1/messages") {
-            Some(Api::AnthropicMessages)
-        } else if path.ends_with("/v1/messages/count_tokens") {
-            Some(Api::AnthropicCountTokens)
-        } else if path.ends_with("/chat/completions") {
-            Some(Api::OpenAiChat)
-        } else if path.ends_with("/responses") {
-            Some(Api::OpenAiResponses)
-        } else if path.contains("/models/")
-            && (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"))
-        {
-            Some(Api::Gemini)
-        } else {
-            None
-        }
-    }
-
-    /// The wire format the API's bodies are in.
-    pub fn wire(self) -> Wire {
-        match self {
-            Api::AnthropicMessages | Api::AnthropicCountTokens => Wire::Anthropic,
-            Api::OpenAiChat => Wire::Chat,
-            Api::OpenAiResponses => Wire::Responses,
-            Api::Gemini => Wire::Gemini,
-        }
-    }
-
-    /// Whether the API's answers carry calls (a token count does not).
-    fn answers_with_calls(self) -> bool {
-        self != Api::AnthropicCountTokens
-    }
-
-    /// An error answer in the envelope of the API the path belongs to, so that the agent reports
-    /// it as it reports the API's own errors. Paths of no known API get Anthropic's envelope,
-    /// whose `error.message` is where OpenAI-style clients look too.
-    pub fn error_body(path: &str, status: u16, message: &str) -> Vec<u8> {
-        let error = match Api::of_path(path.split('?').next().unwrap_or(path)) {
-            Some(Api::OpenAiChat | Api::OpenAiResponses) => json!({
-                "error": {"message": message, "type": "server_error", "param": null, "code": null}
-            }),
-            Some(Api::Gemini) => json!({
-                "error": {"code": status, "message": message, "status": "UNAVAILABLE"}
-            }),
-            _ => json!({"type": "error", "error": {"type": "api_error", "message": message}}),
-        };
-        error.to_string().into_bytes()
-    }
-}
 
 /// One request and its answer, as the gateway sees them.
 #[derive(Debug, Clone)]
 pub struct Exchange {
     api: Api,
+    /// Whether the answer carries calls (a token count does not).
+    answers_with_calls: bool,
     /// The tools the request's listing left the layer responsible for.
     tracked: Arc<ToolNames>,
     /// Whether calls lose their reason (`--no-strip` logs the reasons and leaves the calls).
@@ -131,20 +64,24 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// Reads a request body, returning the exchange and the body to forward when it changed.
+    /// Reads the body of a request to `path` (without its query), returning the exchange and
+    /// the body to forward when it changed; `None` when the path is no API's the gateway
+    /// rewrites.
     ///
     /// The same body always gives the same bytes, so that a provider's prompt cache keeps
     /// hitting; a body that is not JSON, or holds no `tools` array, goes on as it came.
-    pub fn new(api: Api, body: &[u8], strip: bool) -> (Exchange, Option<Vec<u8>>) {
-        let request = request::augment(api.wire(), body);
+    pub fn new(path: &str, body: &[u8], strip: bool) -> Option<(Exchange, Option<Vec<u8>>)> {
+        let api = Api::of_path(path)?;
+        let request = request::augment(api, body);
         let exchange = Exchange {
             api,
+            answers_with_calls: api.answers_with_calls(path),
             tracked: Arc::new(request.tracked),
             strip,
             session: request.session,
             problem: request.problem,
         };
-        (exchange, request.body)
+        Some((exchange, request.body))
     }
 
     /// The tools whose calls lose their reason in this exchange's answer.
@@ -155,7 +92,7 @@ impl Exchange {
     /// Takes the reasons off a whole JSON answer.
     pub fn answer(&self, body: &[u8]) -> Answer {
         let mut reasons = Vec::new();
-        if self.tracked.is_empty() || !self.api.answers_with_calls() {
+        if self.tracked.is_empty() || !self.answers_with_calls {
             return Answer {
                 body: None,
                 reasons,
@@ -167,10 +104,7 @@ impl Exchange {
                 reasons,
             };
         };
-        let changed = self
-            .api
-            .wire()
-            .strip_answer(&mut value, &self.tracked, &mut reasons);
+        let changed = strip_answer(self.api, &mut value, &self.tracked, &mut reasons);
         let body = (changed && self.strip).then(|| value.to_string().into_bytes());
         Answer { body, reasons }
     }
@@ -178,12 +112,13 @@ impl Exchange {
     /// A rewriter for an answer that streams as server-sent events.
     pub fn stream(&self) -> Stream {
         let tracked = Arc::clone(&self.tracked);
-        let rewriter: Box<dyn EventRewriter> = match self.api.wire() {
-            _ if tracked.is_empty() || !self.api.answers_with_calls() => Box::new(Unchanged),
-            Wire::Anthropic => Box::new(anthropic::MessageStream::new(tracked, self.strip)),
-            Wire::Chat => Box::new(chat::ChunkStream::new(tracked, self.strip)),
-            Wire::Responses => Box::new(responses::EventStream::new(tracked, self.strip)),
-            Wire::Gemini => Box::new(gemini::ChunkStream::new(tracked, self.strip)),
+        let rewriter: Box<dyn EventRewriter> = match self.api {
+            _ if tracked.is_empty() || !self.answers_with_calls => Box::new(Unchanged),
+            Api::Anthropic => Box::new(anthropic::MessageStream::new(tracked, self.strip)),
+            Api::OpenAiChat => Box::new(chat::ChunkStream::new(tracked, self.strip)),
+            Api::OpenAiResponses => Box::new(responses::EventStream::new(tracked, self.strip)),
+            Api::Gemini => Box::new(gemini::ChunkStream::new(tracked, self.strip)),
+            Api::Mcp => Box::new(Unchanged),
         };
         Stream {
             splitter: sse::Splitter::new(),

@@ -11,7 +11,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::layer::wire::Wire;
+use crate::apis::Api;
+use crate::layer::wire::augment_tools;
 use crate::layer::ToolNames;
 
 /// A request after the layer.
@@ -28,7 +29,7 @@ pub struct Augmented {
 }
 
 /// Augments the `tools` of a request body in the API's wire format.
-pub fn augment(wire: Wire, body: &[u8]) -> Augmented {
+pub fn augment(api: Api, body: &[u8]) -> Augmented {
     let object = match serde_json::from_slice::<TopLevel<'_>>(body) {
         Ok(object) => object,
         Err(error) => {
@@ -38,8 +39,8 @@ pub fn augment(wire: Wire, body: &[u8]) -> Augmented {
             }
         }
     };
-    let session = match wire {
-        Wire::Anthropic => object
+    let session = match api {
+        Api::Anthropic => object
             .get("metadata")
             .and_then(|metadata| super::anthropic::session_of(metadata.get())),
         _ => None,
@@ -63,7 +64,7 @@ pub fn augment(wire: Wire, body: &[u8]) -> Augmented {
             ..Augmented::default()
         };
     };
-    let listing = wire.augment_tools(&declarations);
+    let listing = augment_tools(api, &declarations);
     let body = listing
         .changed
         .then(|| object.with_value_at(at, &listing.tools));
@@ -153,7 +154,7 @@ mod tests {
             r#"{{ "model" : "m", "max_tokens": 1e400, "messages": [{{"role":"user","content":"caf\u00e9 \ud83d\ude00"}}], "tools": [{}] }}"#,
             bash()
         );
-        let augmented = augment(Wire::Anthropic, body.as_bytes());
+        let augmented = augment(Api::Anthropic, body.as_bytes());
         let out = String::from_utf8(augmented.body.expect("augmented")).unwrap();
         assert!(out.starts_with(
             r#"{"model":"m","max_tokens":1e400,"messages":[{"role":"user","content":"caf\u00e9 \ud83d\ude00"}],"tools":["#
@@ -173,10 +174,10 @@ mod tests {
         let body = json!({"model": "m", "tools": [bash(), {"type": "web_search_20250305",
             "name": "web_search", "max_uses": 5}]})
         .to_string();
-        let first = augment(Wire::Anthropic, body.as_bytes()).body.unwrap();
+        let first = augment(Api::Anthropic, body.as_bytes()).body.unwrap();
         for _ in 0..10 {
             assert_eq!(
-                augment(Wire::Anthropic, body.as_bytes()).body.unwrap(),
+                augment(Api::Anthropic, body.as_bytes()).body.unwrap(),
                 first
             );
         }
@@ -188,7 +189,7 @@ mod tests {
             "properties": {"reason": {"type": "string"}}}});
         let server = json!({"type": "web_search_20250305", "name": "web_search"});
         let body = json!({"tools": [own, server]}).to_string();
-        let augmented = augment(Wire::Anthropic, body.as_bytes());
+        let augmented = augment(Api::Anthropic, body.as_bytes());
         assert_eq!(augmented.body, None);
         assert!(augmented.tracked.is_empty());
     }
@@ -203,12 +204,12 @@ mod tests {
             b"{\"tools\":[],\"tools\":[{\"name\":\"a\",\"input_schema\":{}}]}",
             b"{\"tools\":[]}",
         ] {
-            let augmented = augment(Wire::Anthropic, body);
+            let augmented = augment(Api::Anthropic, body);
             assert_eq!(augmented.body, None, "{}", String::from_utf8_lossy(body));
             assert!(augmented.tracked.is_empty());
         }
-        assert!(augment(Wire::Anthropic, b"not json").problem.is_some());
-        assert!(augment(Wire::Anthropic, b"{\"tools\":\"all\"}")
+        assert!(augment(Api::Anthropic, b"not json").problem.is_some());
+        assert!(augment(Api::Anthropic, b"{\"tools\":\"all\"}")
             .problem
             .is_some());
     }

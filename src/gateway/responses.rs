@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use super::rewrite::{EventRewriter, Output};
 use super::sse::{self, Fields};
-use crate::layer::wire::Wire;
+use crate::apis::Api;
+use crate::layer::wire::{strip_answer, strip_call};
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
 /// A `function_call` item being streamed.
@@ -91,9 +92,9 @@ impl EventStream {
     ) -> bool {
         let mut taken = Vec::new();
         let changed = if whole_response {
-            Wire::Responses.strip_answer(value, &self.tracked, &mut taken)
+            strip_answer(Api::OpenAiResponses, value, &self.tracked, &mut taken)
         } else {
-            Wire::Responses.strip_call(value, &self.tracked, &mut taken)
+            strip_call(Api::OpenAiResponses, value, &self.tracked, &mut taken)
         };
         for reason in taken {
             self.note(reason, None, out);

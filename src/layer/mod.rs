@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{json, Map, Value};
 
-use crate::envelope::{gemini_group, Envelope};
+use crate::apis::{gemini_group, Api};
 
 pub mod wire;
 
@@ -46,8 +46,8 @@ pub enum Declaration {
     Augmentable {
         /// The tool's name.
         name: String,
-        /// Where the declaration keeps its name and schema.
-        envelope: Envelope,
+        /// The API whose shape the declaration is in: where it keeps its name and schema.
+        api: Api,
     },
     /// The tool has a `reason` of its own (declared, or listed in `required`): left alone.
     Collision {
@@ -67,7 +67,7 @@ pub enum Declaration {
 impl Declaration {
     /// Reads one declaration, in any of the envelopes the layer knows.
     pub fn classify(declaration: &Value) -> Declaration {
-        let declared = Envelope::of_declaration(declaration).and_then(|envelope| {
+        let declared = Api::of_declaration(declaration).and_then(|envelope| {
             let name = envelope.declared_name(declaration)?;
             Some((envelope, name.to_owned()))
         });
@@ -103,7 +103,10 @@ impl Declaration {
         if envelope.is_strict(declaration) {
             return Declaration::Unreadable { name: Some(name) };
         }
-        Declaration::Augmentable { name, envelope }
+        Declaration::Augmentable {
+            name,
+            api: envelope,
+        }
     }
 
     /// The tool's name, when the declaration has one.
@@ -130,7 +133,7 @@ fn requires_reason(schema: &Map<String, Value>) -> bool {
 ///
 /// `required` is never touched: a model that omits the reason still makes a valid call.
 pub fn augment_declaration(declaration: &Value) -> Option<Value> {
-    let Declaration::Augmentable { envelope, .. } = Declaration::classify(declaration) else {
+    let Declaration::Augmentable { api: envelope, .. } = Declaration::classify(declaration) else {
         return None;
     };
     let mut augmented = declaration.clone();
@@ -240,7 +243,7 @@ pub struct Stripped {
 /// reason is rebuilt; a string is then re-serialised compactly with its keys in order. Every other
 /// call comes back as the very value that was passed in.
 pub fn strip_call(mut call: Value, tracked: &ToolNames) -> Stripped {
-    let reason = Envelope::of_call(&call).and_then(|envelope| {
+    let reason = Api::of_call(&call).and_then(|envelope| {
         let name = envelope.called_name(&call)?;
         if !tracked.contains(name) {
             return None;
@@ -320,7 +323,7 @@ fn write_escaped(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
 /// [`strip_call`] in place, noting the reason taken off with the tool and the call's ids.
 /// Returns whether the call changed.
 pub fn strip_noting(call: &mut Value, tracked: &ToolNames, taken: &mut Vec<TakenReason>) -> bool {
-    let Some(envelope) = Envelope::of_call(call) else {
+    let Some(envelope) = Api::of_call(call) else {
         return false;
     };
     let Some(tool) = envelope
@@ -330,12 +333,7 @@ pub fn strip_noting(call: &mut Value, tracked: &ToolNames, taken: &mut Vec<Taken
     else {
         return false;
     };
-    let (call_id, request_id) = match envelope {
-        Envelope::Mcp if call.get("method").is_some() => {
-            (envelope.client_call_id(call), envelope.call_id(call))
-        }
-        _ => (envelope.call_id(call), None),
-    };
+    let (call_id, request_id) = envelope.ids(call);
     let stripped = strip_call(mem::take(call), tracked);
     *call = stripped.call;
     match stripped.reason {
@@ -486,7 +484,7 @@ impl<P: Provider> Provider for Reasons<P> {
 
 /// The id of a call in whichever envelope it came.
 fn call_id(call: &Value) -> Option<String> {
-    Envelope::of_call(call).and_then(|envelope| envelope.call_id(call))
+    Api::of_call(call).and_then(|envelope| envelope.call_id(call))
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

@@ -20,6 +20,8 @@ use crate::util::{arg, read_reasons_log, reasons};
 pub struct Gateway {
     child: Child,
     pub address: SocketAddr,
+    /// The line that says where it listens and where it forwards.
+    pub startup: String,
     pub log: PathBuf,
     stderr: Arc<Mutex<String>>,
     _dir: Option<tempfile::TempDir>,
@@ -35,8 +37,14 @@ impl Gateway {
     }
 
     pub fn start_logging_to(upstream: &str, log: &Path, extra: &[&str]) -> Gateway {
+        Gateway::start_with(&["--upstream", upstream], log, extra)
+    }
+
+    /// A gateway with these `--upstream` arguments (none: each provider's own API).
+    pub fn start_with(upstreams: &[&str], log: &Path, extra: &[&str]) -> Gateway {
         let mut child = reasons()
-            .args(["gateway", "--listen", "127.0.0.1:0", "--upstream", upstream])
+            .args(["gateway", "--listen", "127.0.0.1:0"])
+            .args(upstreams)
             .args(["--reasons-log", arg(log)])
             .args(extra)
             .stdin(Stdio::null())
@@ -54,10 +62,11 @@ impl Gateway {
                 .expect("the gateway writes on stderr");
             assert!(read > 0, "the gateway ended before listening: {before}");
             match listening_address(&line) {
-                Some(address) => break address,
+                Some(address) => break (address, line),
                 None => before.push_str(&line),
             }
         };
+        let (address, startup) = address;
         let collected = Arc::new(Mutex::new(before));
         {
             let collected = Arc::clone(&collected);
@@ -72,6 +81,7 @@ impl Gateway {
         Gateway {
             child,
             address,
+            startup,
             log: log.to_owned(),
             stderr: collected,
             _dir: None,
@@ -155,7 +165,7 @@ fn assert_logged(gateway: &Gateway, call_id: &str) {
 #[test]
 fn a_plain_answer_loses_the_reason_that_goes_to_the_log() {
     let upstream = Upstream::messages(bash_model);
-    let gateway = Gateway::start(&upstream.url(), &[]);
+    let gateway = Gateway::start(&upstream.url(), &["-v"]);
     let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
     assert_eq!(reply.status, 200);
     let answer = reply.json();
@@ -169,6 +179,22 @@ fn a_plain_answer_loses_the_reason_that_goes_to_the_log() {
     assert!(gateway
         .stderr_once(REASON)
         .contains(&format!("Bash: {REASON}\n")));
+}
+
+#[test]
+fn without_v_the_gateway_writes_nothing_after_its_startup_line() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    for stream in [false, true] {
+        let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], stream));
+        assert_eq!(reply.status, 200);
+    }
+    // A body the layer cannot read is forwarded without a word too.
+    gateway.post("/v1/messages", b"{\"tools\":{\"a\":1}}");
+    assert_eq!(read_reasons_log(&gateway.log).len(), 2);
+    // Whatever the gateway says about a request is written before its answer is sent.
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(gateway.stderr_until(|_| true), "");
 }
 
 #[test]
@@ -348,7 +374,7 @@ fn bodies_that_are_not_json_or_hold_no_tool_array_go_on_as_they_came() {
             "message": "bad body"}}),
         )
     });
-    let gateway = Gateway::start(&upstream.url(), &[]);
+    let gateway = Gateway::start(&upstream.url(), &["-v"]);
     for body in [&b"{not json"[..], b"{\"tools\":{\"a\":1}}", b"[]", b""] {
         let reply = gateway.post("/v1/messages", body);
         assert_eq!(reply.status, 400);
@@ -467,7 +493,8 @@ fn an_unwritable_reasons_log_warns_once_and_calls_still_go_through() {
     let dir = tempfile::tempdir().unwrap();
     let not_a_folder = dir.path().join("file");
     std::fs::write(&not_a_folder, "").unwrap();
-    let gateway = Gateway::start_logging_to(&upstream.url(), &not_a_folder.join("r.jsonl"), &[]);
+    let gateway =
+        Gateway::start_logging_to(&upstream.url(), &not_a_folder.join("r.jsonl"), &["-v"]);
     for _ in 0..3 {
         let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
         assert_eq!(
@@ -548,7 +575,7 @@ fn sixty_four_concurrent_streams_each_get_their_own_answer() {
 #[test]
 fn credentials_never_reach_the_log_or_stderr() {
     let upstream = Upstream::messages(bash_model);
-    let gateway = Gateway::start(&upstream.url(), &[]);
+    let gateway = Gateway::start(&upstream.url(), &["-v"]);
     gateway.post("/v1/messages", &messages_request(&[bash_tool()], true));
     request(
         gateway.address,

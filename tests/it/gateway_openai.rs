@@ -190,3 +190,109 @@ fn an_unreachable_upstream_answers_in_each_apis_own_error_shape() {
     assert_eq!(gemini.json()["error"]["code"], 502);
     assert_eq!(gemini.json()["error"]["status"], "UNAVAILABLE");
 }
+
+/// A scripted upstream that answers every request with a call named after it, so that the
+/// answer tells which upstream it came from.
+fn named_upstream(name: &'static str) -> Upstream {
+    Upstream::start(move |request| {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        if request.path.contains("/models/") && request.path.contains(':') {
+            return Answer::Json(200, gemini_chunk(name, &json!({"reason": REASON})));
+        }
+        if request.path.ends_with("/responses") {
+            let events = responses_events("call_r", name, &json!({"reason": REASON}));
+            return Answer::Events(events);
+        }
+        if body.is_null() {
+            return Answer::Json(200, json!({"upstream": name}));
+        }
+        Answer::Json(200, chat_completion(&[("call_c", name, json!({}))]))
+    })
+}
+
+#[test]
+fn one_gateway_sends_each_api_to_its_own_upstream() {
+    let [anthropic, openai, gemini] = ["anthropic", "openai", "gemini"].map(named_upstream);
+    let dir = tempfile::tempdir().unwrap();
+    let upstreams = [
+        format!("openai={}", openai.url()),
+        format!("anthropic={}", anthropic.url()),
+        format!("gemini={}/prefix", gemini.url()),
+    ];
+    let args: Vec<&str> = upstreams
+        .iter()
+        .flat_map(|upstream| ["--upstream", upstream.as_str()])
+        .collect();
+    let gateway = Gateway::start_with(&args, &dir.path().join("r.jsonl"), &[]);
+    for (name, upstream) in [
+        ("anthropic", &anthropic),
+        ("openai", &openai),
+        ("gemini", &gemini),
+    ] {
+        assert!(
+            gateway
+                .startup
+                .contains(&format!("{name} to {}", upstream.url())),
+            "{}",
+            gateway.startup
+        );
+    }
+    let chat = json!({"model": "m", "messages": [], "tools": []});
+    for path in ["/v1/messages", "/v1/messages/count_tokens"] {
+        gateway.post(path, chat.to_string().as_bytes());
+    }
+    gateway.post("/v1/chat/completions", chat.to_string().as_bytes());
+    gateway.post("/v1/responses", chat.to_string().as_bytes());
+    gateway.post(
+        "/v1beta/models/m:streamGenerateContent?alt=sse",
+        b"{\"contents\":[]}",
+    );
+    // Paths of no API the gateway rewrites go where the client's headers say.
+    let get = |path: &str, header: (&str, &str)| {
+        request(gateway.address, "GET", path, &[header], b"").json()["upstream"].clone()
+    };
+    assert_eq!(
+        get("/v1/models", ("anthropic-version", "2023-06-01")),
+        "anthropic"
+    );
+    assert_eq!(get("/v1/models", ("authorization", "Bearer k")), "openai");
+    assert_eq!(get("/v1beta/models", ("x-goog-api-key", "k")), "gemini");
+    let paths = |upstream: &Upstream| -> Vec<String> {
+        upstream.received().into_iter().map(|r| r.path).collect()
+    };
+    assert_eq!(
+        paths(&anthropic),
+        ["/v1/messages", "/v1/messages/count_tokens", "/v1/models"]
+    );
+    assert_eq!(
+        paths(&openai),
+        ["/v1/chat/completions", "/v1/responses", "/v1/models"]
+    );
+    assert_eq!(
+        paths(&gemini),
+        [
+            "/prefix/v1beta/models/m:streamGenerateContent?alt=sse",
+            "/prefix/v1beta/models"
+        ]
+    );
+}
+
+#[test]
+fn upstreams_that_cannot_be_told_apart_are_refused() {
+    let cases: [(&[&str], &str); 2] = [
+        (
+            &["--upstream", "claude=http://127.0.0.1:9"],
+            "--upstream claude=http://127.0.0.1:9: no API is named claude (give anthropic, gemini, openai)",
+        ),
+        (
+            &["--upstream", "http://127.0.0.1:8", "--upstream", "http://127.0.0.1:9"],
+            "--upstream http://127.0.0.1:9: give one URL for every API, or API=URL (anthropic, gemini, openai)",
+        ),
+    ];
+    for (upstreams, expected) in cases {
+        let args = [&["gateway", "--listen", "127.0.0.1:0"][..], upstreams].concat();
+        let run = crate::util::run(&args);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains(expected), "{}", run.stderr);
+    }
+}

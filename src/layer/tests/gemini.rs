@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::support::*;
-use crate::envelope::Envelope;
+use crate::apis::Api;
 use crate::layer::{
     augment_declaration, reason_property, strip_call, strip_noting, Declaration, Listing,
     TakenReason, ToolNames, REASON_PARAM,
@@ -157,8 +157,8 @@ fn duplicate_name_across_groups_with_one_left_alone_is_untracked() {
 fn part_and_bare_function_call_are_gemini_calls() {
     let part = json!({ "functionCall": { "name": "ls", "args": {} } });
     let bare = json!({ "name": "ls", "args": {}, "id": "x" });
-    assert_eq!(Envelope::of_call(&part), Some(Envelope::Gemini));
-    assert_eq!(Envelope::of_call(&bare), Some(Envelope::Gemini));
+    assert_eq!(Api::of_call(&part), Some(Api::Gemini));
+    assert_eq!(Api::of_call(&bare), Some(Api::Gemini));
 }
 
 #[test]
@@ -166,11 +166,11 @@ fn bare_object_with_other_keys_is_no_gemini_call() {
     // A Gemini CLI session's record of a call, with its result: history, not a forward.
     let record = json!({ "id": "c1", "name": "ls", "args": { "reason": "r" },
         "result": [], "status": "success" });
-    assert_eq!(Envelope::of_call(&record), None);
+    assert_eq!(Api::of_call(&record), None);
     assert_same_bytes(&strip_call(record.clone(), &tracked(&["ls"])).call, &record);
     // A `functionResponse` answers a call: name and response, no args.
     let response = json!({ "functionResponse": { "name": "ls", "response": { "args": 1 } } });
-    assert_eq!(Envelope::of_call(&response), None);
+    assert_eq!(Api::of_call(&response), None);
 }
 
 #[test]
@@ -203,7 +203,7 @@ fn taken_reason_carries_the_function_call_id_when_there_is_one() {
 fn function_call_that_is_not_an_object_is_no_call() {
     let part = json!({ "functionCall": "ls", "name": "ls", "args": { "reason": "r" } });
     // Not a part (its `functionCall` is no object) and not a bare call (it holds another key).
-    assert_eq!(Envelope::of_call(&part), None);
+    assert_eq!(Api::of_call(&part), None);
     let value: Value = part.clone();
     assert_same_bytes(&strip_call(value, &tracked(&["ls"])).call, &part);
 }
@@ -212,7 +212,7 @@ fn function_call_that_is_not_an_object_is_no_call() {
 fn part_beside_a_stray_function_key_that_is_no_object_is_still_a_gemini_call() {
     let part = json!({ "function": "x", "functionCall": { "name": "ls",
         "args": { "reason": "r", "a": 1 } } });
-    assert_eq!(Envelope::of_call(&part), Some(Envelope::Gemini));
+    assert_eq!(Api::of_call(&part), Some(Api::Gemini));
     let stripped = strip_call(part, &tracked(&["ls"]));
     assert_eq!(stripped.reason, Some(json!("r")));
     assert_eq!(stripped.call["functionCall"]["args"], json!({ "a": 1 }));

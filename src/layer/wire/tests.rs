@@ -6,7 +6,12 @@ use serde_json::{json, Value};
 use super::*;
 use crate::layer::REASON_PARAM;
 
-const ALL: [Wire; 4] = [Wire::Anthropic, Wire::Chat, Wire::Responses, Wire::Gemini];
+const ALL: [Api; 4] = [
+    Api::Anthropic,
+    Api::OpenAiChat,
+    Api::OpenAiResponses,
+    Api::Gemini,
+];
 
 fn names(names: &[&str]) -> ToolNames {
     names.iter().map(|name| (*name).to_owned()).collect()
@@ -24,9 +29,9 @@ fn tools(value: Value) -> Vec<Value> {
 }
 
 /// `strip_answer`, returning what it took.
-fn strip(wire: Wire, answer: &mut Value, tracked: &ToolNames) -> Vec<TakenReason> {
+fn strip(wire: Api, answer: &mut Value, tracked: &ToolNames) -> Vec<TakenReason> {
     let mut taken = Vec::new();
-    let changed = wire.strip_answer(answer, tracked, &mut taken);
+    let changed = strip_answer(wire, answer, tracked, &mut taken);
     assert_eq!(changed, !taken.is_empty());
     taken
 }
@@ -45,7 +50,7 @@ fn each_wire_augments_its_own_shape_only() {
         .zip(["bash", "shell", "exec_command", "run_shell_command"])
         .enumerate()
     {
-        let listing = wire.augment_tools(&sent);
+        let listing = augment_tools(wire, &sent);
         assert!(listing.changed);
         assert_eq!(listing.tracked, names(&[name]), "{wire:?}");
         for (index, (published, sent)) in listing.tools.iter().zip(&sent).enumerate() {
@@ -57,7 +62,7 @@ fn each_wire_augments_its_own_shape_only() {
 #[test]
 fn an_empty_tools_array_tracks_nothing() {
     for wire in ALL {
-        let listing = wire.augment_tools(&[]);
+        let listing = augment_tools(wire, &[]);
         assert!(!listing.changed && listing.tools.is_empty() && listing.tracked.is_empty());
     }
 }
@@ -70,19 +75,19 @@ fn a_foreign_declaration_still_keeps_its_name_from_being_tracked() {
         { "type": "function", "function": { "name": "bash", "parameters": schema() } },
         { "name": "bash", "input_schema": schema() }
     ]));
-    assert!(Wire::Chat.augment_tools(&sent).tracked.is_empty());
+    assert!(augment_tools(Api::OpenAiChat, &sent).tracked.is_empty());
 }
 
 #[test]
 fn hosted_free_text_and_client_search_tools_go_upstream_as_they_came() {
     let cases = [
         (
-            Wire::Anthropic,
+            Api::Anthropic,
             json!([{ "type": "web_search_20250305", "name": "web_search", "max_uses": 5 },
                    { "type": "bash_20250124", "name": "bash" }]),
         ),
         (
-            Wire::Responses,
+            Api::OpenAiResponses,
             json!([{ "type": "custom", "name": "apply_patch", "format": { "type": "grammar" } },
                    { "type": "local_shell" },
                    { "type": "web_search", "external_web_access": true },
@@ -95,18 +100,18 @@ fn hosted_free_text_and_client_search_tools_go_upstream_as_they_came() {
                      { "type": "function", "name": "spawn_agent", "parameters": schema() }] }]),
         ),
         (
-            Wire::Chat,
+            Api::OpenAiChat,
             json!([{ "type": "custom", "custom": { "name": "apply_patch" } }]),
         ),
         (
-            Wire::Gemini,
+            Api::Gemini,
             json!([{ "googleSearch": {} }, { "codeExecution": {} }, { "urlContext": {} },
                    { "name": "bare", "parametersJsonSchema": {} }]),
         ),
     ];
     for (wire, sent) in cases {
         let sent = tools(sent);
-        let listing = wire.augment_tools(&sent);
+        let listing = augment_tools(wire, &sent);
         assert!(!listing.changed, "{wire:?}");
         assert_eq!(listing.tools, sent);
         assert!(listing.tracked.is_empty());
@@ -117,7 +122,7 @@ fn hosted_free_text_and_client_search_tools_go_upstream_as_they_came() {
 fn anthropic_custom_type_is_read() {
     let sent = tools(json!([{ "type": "custom", "name": "bash", "input_schema": schema() }]));
     assert_eq!(
-        Wire::Anthropic.augment_tools(&sent).tracked,
+        augment_tools(Api::Anthropic, &sent).tracked,
         names(&["bash"])
     );
 }
@@ -129,8 +134,8 @@ fn same_tools_give_byte_identical_output() {
         { "name": "a", "parametersJsonSchema": {} }] }]));
     let text = |listing: AugmentedTools| serde_json::to_string(&listing.tools).unwrap();
     assert_eq!(
-        text(Wire::Gemini.augment_tools(&sent)),
-        text(Wire::Gemini.augment_tools(&sent))
+        text(augment_tools(Api::Gemini, &sent)),
+        text(augment_tools(Api::Gemini, &sent))
     );
 }
 
@@ -144,7 +149,7 @@ fn anthropic_answer_loses_reasons_from_tool_use_blocks_only() {
           "input": { "reason": "hosted" } },
         { "type": "tool_use", "id": "toolu_2", "name": "other", "input": { "reason": "r" } }
     ] });
-    let taken = strip(Wire::Anthropic, &mut answer, &names(&["bash"]));
+    let taken = strip(Api::Anthropic, &mut answer, &names(&["bash"]));
     assert_eq!(taken.len(), 1);
     assert_eq!(
         (taken[0].tool.as_str(), taken[0].call_id.as_deref()),
@@ -174,7 +179,7 @@ fn chat_answer_loses_reasons_from_every_choice_and_parallel_call() {
             { "id": "call_3", "type": "function", "function": { "name": "shell",
               "arguments": "{\"command\":\"true\"}" } }] } }
     ] });
-    let taken = strip(Wire::Chat, &mut answer, &names(&["shell"]));
+    let taken = strip(Api::OpenAiChat, &mut answer, &names(&["shell"]));
     let ids: Vec<_> = taken
         .iter()
         .map(|t| t.call_id.as_deref().unwrap())
@@ -202,7 +207,7 @@ fn responses_answer_loses_reasons_from_function_call_items_only() {
           "arguments": "{\"reason\":\"hosted\"}", "server_label": "x" }
     ] });
     let before_mcp = answer["output"][3].clone();
-    let taken = strip(Wire::Responses, &mut answer, &names(&["exec_command"]));
+    let taken = strip(Api::OpenAiResponses, &mut answer, &names(&["exec_command"]));
     assert_eq!(taken.len(), 1);
     assert_eq!(taken[0].call_id.as_deref(), Some("call_1"));
     assert_eq!(taken[0].reason, json!("Say hi"));
@@ -224,7 +229,7 @@ fn gemini_chunk_and_array_lose_reasons_from_function_call_parts() {
     ] }, "index": 0 }], "modelVersion": "gemini-2.5-pro" });
     let tracked = names(&["run_shell_command"]);
     let mut one = chunk.clone();
-    let taken = strip(Wire::Gemini, &mut one, &tracked);
+    let taken = strip(Api::Gemini, &mut one, &tracked);
     assert_eq!(taken.len(), 2);
     assert_eq!(taken[0].call_id, None);
     assert_eq!(taken[1].call_id.as_deref(), Some("gc_2"));
@@ -234,7 +239,7 @@ fn gemini_chunk_and_array_lose_reasons_from_function_call_parts() {
     );
     // Without `alt=sse`, `streamGenerateContent` answers with an array of such chunks.
     let mut array = json!([chunk.clone(), { "candidates": [] }, chunk]);
-    assert_eq!(strip(Wire::Gemini, &mut array, &tracked).len(), 4);
+    assert_eq!(strip(Api::Gemini, &mut array, &tracked).len(), 4);
     assert!(array
         .pointer("/2/candidates/0/content/parts/2/functionCall/args/reason")
         .is_none());
@@ -245,10 +250,10 @@ fn answers_without_tracked_tools_are_left_exactly() {
     let mut answer = json!({ "candidates": [{ "content": { "parts": [
         { "functionCall": { "name": "ls", "args": { "reason": "r" } } }] } }] });
     let before = answer.clone();
-    assert!(strip(Wire::Gemini, &mut answer, &ToolNames::new()).is_empty());
-    assert!(strip(Wire::Gemini, &mut answer, &names(&["other"])).is_empty());
+    assert!(strip(Api::Gemini, &mut answer, &ToolNames::new()).is_empty());
+    assert!(strip(Api::Gemini, &mut answer, &names(&["other"])).is_empty());
     // Another API's reading finds nothing in this one's answer.
-    for wire in [Wire::Anthropic, Wire::Chat, Wire::Responses] {
+    for wire in [Api::Anthropic, Api::OpenAiChat, Api::OpenAiResponses] {
         assert!(strip(wire, &mut answer, &names(&["ls"])).is_empty());
     }
     assert_eq!(answer, before);
@@ -262,11 +267,11 @@ fn a_tool_that_declares_its_own_reason_is_never_stripped() {
         "parametersJsonSchema": { "type": "object",
             "properties": { REASON_PARAM: { "type": "string" } } } }] }]),
     );
-    let listing = Wire::Gemini.augment_tools(&sent);
+    let listing = augment_tools(Api::Gemini, &sent);
     assert!(!listing.changed);
     let mut answer = json!({ "candidates": [{ "content": { "parts": [{ "functionCall": {
         "name": "enter_plan_mode", "args": { "reason": "The task needs a plan." } } }] } }] });
-    assert!(strip(Wire::Gemini, &mut answer, &listing.tracked).is_empty());
+    assert!(strip(Api::Gemini, &mut answer, &listing.tracked).is_empty());
 }
 
 #[test]
@@ -275,11 +280,21 @@ fn strip_call_takes_one_assembled_call_in_its_own_shape_only() {
     let mut assembled = json!({ "type": "tool_use", "id": "toolu_9", "name": "bash",
         "input": "{\"command\":\"ls\",\"reason\":\"r\"}" });
     let mut taken = Vec::new();
-    assert!(Wire::Anthropic.strip_call(&mut assembled, &names(&["bash"]), &mut taken));
+    assert!(strip_call(
+        Api::Anthropic,
+        &mut assembled,
+        &names(&["bash"]),
+        &mut taken
+    ));
     assert_eq!(taken[0].call_id.as_deref(), Some("toolu_9"));
     assert_eq!(assembled["input"], json!("{\"command\":\"ls\"}"));
     let mut chat = json!({ "id": "c", "type": "function", "function": { "name": "bash",
         "arguments": "{\"reason\":\"r\"}" } });
-    assert!(!Wire::Anthropic.strip_call(&mut chat, &names(&["bash"]), &mut taken));
+    assert!(!strip_call(
+        Api::Anthropic,
+        &mut chat,
+        &names(&["bash"]),
+        &mut taken
+    ));
     assert_eq!(taken.len(), 1);
 }
