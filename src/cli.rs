@@ -345,6 +345,13 @@ pub struct GatewayArgs {
     #[arg(long)]
     pub no_strip: bool,
 
+    /// Send the history each request carries as the agent wrote it. By default each call there
+    /// whose id the reasons log holds, to a tool augmented in that request, and which carries no
+    /// reason of its own, gets its logged reason back: a model that sees its own calls without
+    /// reasons learns to leave them out.
+    #[arg(long)]
+    pub no_restore: bool,
+
     /// Print each reason on stderr as `tool: reason` as it is taken off. Without it the gateway
     /// writes nothing after its startup line but that an upstream cannot be reached, or the
     /// reasons log cannot be written (`reasons watch` is where reasons are seen).

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::{items, Api, Provider, Room};
+use super::{items, Api, History, Provider, Room};
 
 /// A `tool_use` block whose input is still arriving, with what the reader of the stream keeps
 /// beside it.
@@ -122,6 +122,15 @@ impl Room for Anthropic {
     /// `content[]` `tool_use` blocks (server tools' blocks are other types, left as they came).
     fn answer_calls<'a>(&self, answer: &'a mut Value) -> Vec<&'a mut Value> {
         items(answer, "content").collect()
+    }
+
+    /// `messages[].content[]` `tool_use` blocks.
+    fn history(&self) -> Option<History> {
+        Some(History {
+            key: "messages",
+            marker: "\"tool_use\"",
+            calls: |message| items(message, "content").collect(),
+        })
     }
 
     /// `…/v1/messages`, and `…/v1/messages/count_tokens`, whose tools are augmented like the

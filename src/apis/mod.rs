@@ -58,6 +58,17 @@ pub struct Provider {
     pub default_upstream: &'static str,
 }
 
+/// Where a request body keeps the conversation an agent sends back on every turn.
+#[derive(Debug, Clone, Copy)]
+pub struct History {
+    /// The body's top-level key holding the entries (an array).
+    pub key: &'static str,
+    /// A token every entry that holds a call contains (entries without it are not read).
+    pub marker: &'static str,
+    /// The calls one entry holds, in the API's call shape.
+    pub calls: for<'a> fn(&'a mut Value) -> Vec<&'a mut Value>,
+}
+
 impl Provider {
     /// Every provider a gateway serves, each once, in [`Api::ALL`]'s order.
     pub fn all() -> Vec<Provider> {
@@ -134,6 +145,11 @@ pub trait Room: Sync {
 
     /// The calls of an answer body, in the order they appear.
     fn answer_calls<'a>(&self, answer: &'a mut Value) -> Vec<&'a mut Value>;
+
+    /// Where its requests keep the history of earlier calls, when they do.
+    fn history(&self) -> Option<History> {
+        None
+    }
 
     /// Whether a request path (without its query) is one of this API's.
     fn serves(&self, path: &str) -> bool;
@@ -310,6 +326,11 @@ impl Api {
     /// The calls of an answer body, in the order they appear.
     pub fn answer_calls(self, answer: &mut Value) -> Vec<&mut Value> {
         self.room().answer_calls(answer)
+    }
+
+    /// Where its requests keep the history of earlier calls, when they do.
+    pub fn history(self) -> Option<History> {
+        self.room().history()
     }
 
     /// Whether answers on this path carry calls.

@@ -16,7 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{items, Api, Provider, Room};
+use super::{items, Api, History, Provider, Room};
 
 /// OpenAI Chat Completions' room.
 pub struct OpenAiChat;
@@ -55,6 +55,15 @@ impl Room for OpenAiChat {
             .filter_map(|choice| choice.get_mut("message"))
             .flat_map(|message| items(message, "tool_calls"))
             .collect()
+    }
+
+    /// `messages[].tool_calls[]` of the assistant's messages.
+    fn history(&self) -> Option<History> {
+        Some(History {
+            key: "messages",
+            marker: "\"tool_calls\"",
+            calls: |message| items(message, "tool_calls").collect(),
+        })
     }
 
     /// `…/chat/completions`, for OpenAI and every API that copies it.

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::openai_chat::{error_body, is_a_function, OPENAI};
-use super::{items, Api, Provider, Room};
+use super::{items, Api, History, Provider, Room};
 
 /// OpenAI Responses' room.
 pub struct OpenAiResponses;
@@ -30,6 +30,15 @@ impl Room for OpenAiResponses {
     /// event); other items (`mcp_call`, `custom_tool_call`) run elsewhere or carry no schema.
     fn answer_calls<'a>(&self, answer: &'a mut Value) -> Vec<&'a mut Value> {
         items(answer, "output").collect()
+    }
+
+    /// `input[]` items of type `function_call`.
+    fn history(&self) -> Option<History> {
+        Some(History {
+            key: "input",
+            marker: "\"function_call\"",
+            calls: |item| vec![item],
+        })
     }
 
     /// `…/responses`.

@@ -26,7 +26,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, Provider};
-use reasons::gateway::{Exchange, Output, SESSION_HEADERS};
+use reasons::gateway::{Exchange, Output, Recall, RECALL_TAIL, SESSION_HEADERS};
 use reasons::layer::TakenReason;
 use reasons::reasons_log::{self, Record, Via};
 use tokio::net::TcpListener;
@@ -46,6 +46,9 @@ pub struct Options {
     pub strip: bool,
     /// Whether each reason is printed on stderr as it is taken off (`-v`).
     pub verbose: bool,
+    /// Whether the calls of a request's history get their logged reason back (`--no-restore`
+    /// turns it off).
+    pub restore: bool,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -62,6 +65,8 @@ struct Gateway {
     log_failed: AtomicBool,
     strip: bool,
     verbose: bool,
+    /// The reasons given back to the history of requests, when restoring.
+    recall: Option<std::sync::RwLock<Recall>>,
     /// The upstreams that failed the last request sent to them: said once per outage.
     unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
 }
@@ -229,6 +234,9 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
         log_failed: AtomicBool::new(false),
         strip: options.strip,
         verbose: options.verbose,
+        recall: options
+            .restore
+            .then(|| std::sync::RwLock::new(recall(&options.reasons_log))),
         unreachable: std::sync::Mutex::default(),
     });
     // Tests and scripts wait for this line: the port is open once it is written.
@@ -383,8 +391,15 @@ impl Gateway {
                         return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string())
                     }
                 };
-                let Some((mut exchange, augmented)) = Exchange::new(&path, &bytes, self.strip)
-                else {
+                let made = {
+                    let recall = self.recall.as_ref().map(|recall| {
+                        recall
+                            .read()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    });
+                    Exchange::new(&path, &bytes, self.strip, recall.as_deref())
+                };
+                let Some((mut exchange, augmented)) = made else {
                     return error_answer(StatusCode::NOT_FOUND, &path, "no API serves this path");
                 };
                 // Agents name their session in a header, when they do, more reliably than in
@@ -546,6 +561,10 @@ impl Gateway {
             if self.verbose {
                 crate::messages::line(&taken.to_string());
             }
+            if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
+                let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
+                recall.note(call_id, &taken.tool, &taken.reason);
+            }
             let Some(log) = &self.log else { continue };
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
             if let Err(error) = log.append(&record) {
@@ -558,6 +577,15 @@ impl Gateway {
             }
         }
     }
+}
+
+/// What a starting gateway remembers: the records at the end of its reasons log, so that a
+/// restarted gateway still gives back reasons logged before it started. A log it cannot read is
+/// one it starts without.
+fn recall(log: &std::path::Path) -> Recall {
+    let mut recall = Recall::default();
+    let _ = recall.read_tail(log, RECALL_TAIL);
+    recall
 }
 
 /// Waits for the upstream's next piece of body, then takes every piece that has already arrived

@@ -74,6 +74,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             reasons_log: reasons_log_or_default(args.reasons_log)?,
             strip: !args.no_strip,
             verbose: args.verbose,
+            restore: !args.no_restore,
         }),
         Command::Hook(args) => {
             let HookAgent::ClaudeCode = args.agent;

@@ -49,7 +49,7 @@ fn reader_finds(bytes: &[u8], tool: &str) -> Found {
 /// The stream through the gateway, written in pieces of `writes` bytes (cycled).
 fn gateway_takes(path: &str, request: &Value, stream: &[u8], writes: &[usize]) -> (Found, Vec<u8>) {
     let (exchange, _) =
-        Exchange::new(path, request.to_string().as_bytes(), true).expect("an API's path");
+        Exchange::new(path, request.to_string().as_bytes(), true, None).expect("an API's path");
     let mut rewriter = exchange.stream();
     let mut sent = Vec::new();
     let mut taken = Vec::new();

@@ -10,7 +10,7 @@
 //! use reasons::gateway::Exchange;
 //!
 //! let request = br#"{"model":"m","tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}"#;
-//! let (exchange, augmented) = Exchange::new("/v1/messages", request, true).unwrap();
+//! let (exchange, augmented) = Exchange::new("/v1/messages", request, true, None).unwrap();
 //! let augmented = String::from_utf8(augmented.unwrap()).unwrap();
 //! assert!(augmented.contains(r#""reason":{"type":"string""#));
 //!
@@ -28,11 +28,13 @@ mod agreement;
 mod anthropic;
 mod chat;
 mod gemini;
+mod history;
 mod request;
 mod responses;
 mod rewrite;
 pub mod sse;
 
+pub use history::{Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
 use rewrite::EventRewriter;
 pub use rewrite::Output;
 
@@ -61,6 +63,8 @@ pub struct Exchange {
     pub session: Option<String>,
     /// Why the request's tools were left as they came, when they were not readable.
     pub problem: Option<String>,
+    /// How many calls of the request's history were given their reason back.
+    pub restored: usize,
 }
 
 impl Exchange {
@@ -68,11 +72,18 @@ impl Exchange {
     /// the body to forward when it changed; `None` when the path is no API's the gateway
     /// rewrites.
     ///
-    /// The same body always gives the same bytes, so that a provider's prompt cache keeps
-    /// hitting; a body that is not JSON, or holds no `tools` array, goes on as it came.
-    pub fn new(path: &str, body: &[u8], strip: bool) -> Option<(Exchange, Option<Vec<u8>>)> {
+    /// With `recall`, the calls of the request's history get back the reasons it remembers
+    /// (see [`Recall`]). The same body and recall always give the same bytes, so that a
+    /// provider's prompt cache keeps hitting; a body that is not JSON, or holds no `tools`
+    /// array, goes on as it came.
+    pub fn new(
+        path: &str,
+        body: &[u8],
+        strip: bool,
+        recall: Option<&Recall>,
+    ) -> Option<(Exchange, Option<Vec<u8>>)> {
         let api = Api::of_path(path)?;
-        let request = request::augment(api, body);
+        let request = request::augment(api, body, recall);
         let exchange = Exchange {
             api,
             answers_with_calls: api.answers_with_calls(path),
@@ -80,6 +91,7 @@ impl Exchange {
             strip,
             session: request.session,
             problem: request.problem,
+            restored: request.restored,
         };
         Some((exchange, request.body))
     }

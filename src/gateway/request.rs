@@ -11,6 +11,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::history::{restore, Recall};
 use crate::apis::Api;
 use crate::layer::wire::augment_tools;
 use crate::layer::ToolNames;
@@ -26,10 +27,13 @@ pub struct Augmented {
     pub session: Option<String>,
     /// Why the tools were left as they came, when the body could not be read.
     pub problem: Option<String>,
+    /// How many history calls were given their reason back.
+    pub restored: usize,
 }
 
-/// Augments the `tools` of a request body in the API's wire format.
-pub fn augment(api: Api, body: &[u8]) -> Augmented {
+/// Augments the `tools` of a request body in the API's shape, and gives the calls of its
+/// history the reasons `recall` remembers (see `history`).
+pub fn augment(api: Api, body: &[u8], recall: Option<&Recall>) -> Augmented {
     let object = match serde_json::from_slice::<TopLevel<'_>>(body) {
         Ok(object) => object,
         Err(error) => {
@@ -65,14 +69,32 @@ pub fn augment(api: Api, body: &[u8]) -> Augmented {
         };
     };
     let listing = augment_tools(api, &declarations);
-    let body = listing
-        .changed
-        .then(|| object.with_value_at(at, &listing.tools));
+    let mut replaced = Vec::new();
+    if listing.changed {
+        replaced.push((at, Value::from(listing.tools).to_string()));
+    }
+    let mut restored = 0;
+    let history = api
+        .history()
+        .zip(recall.filter(|recall| !recall.is_empty()));
+    if let Some((history, recall)) = history.filter(|_| !listing.tracked.is_empty()) {
+        let entries = object.0.iter().position(|(key, _)| key == history.key);
+        let given = entries.and_then(|entries| {
+            let raw = object.0[entries].1;
+            Some((entries, restore(api, raw, &listing.tracked, recall)?))
+        });
+        if let Some((entries, (text, given))) = given {
+            replaced.push((entries, text));
+            restored = given;
+        }
+    }
+    let body = (!replaced.is_empty()).then(|| object.with_values_at(&replaced));
     Augmented {
         body,
         tracked: listing.tracked,
         session,
         problem: None,
+        restored,
     }
 }
 
@@ -86,8 +108,8 @@ impl<'a> TopLevel<'a> {
             .find_map(|(name, value)| (name == key).then_some(*value))
     }
 
-    /// The object written compactly, with the value at `at` replaced.
-    fn with_value_at(&self, at: usize, value: &[Value]) -> Vec<u8> {
+    /// The object written compactly, with the values at some places replaced by these texts.
+    fn with_values_at(&self, replaced: &[(usize, String)]) -> Vec<u8> {
         let raw_length: usize = self
             .0
             .iter()
@@ -101,11 +123,10 @@ impl<'a> TopLevel<'a> {
             }
             serde_json::to_writer(&mut body, key).expect("a string serialises");
             body.push(b':');
-            if n == at {
-                serde_json::to_writer(&mut body, value).expect("a parsed value serialises");
-            } else {
-                body.extend_from_slice(raw.get().as_bytes());
-            }
+            let text = replaced
+                .iter()
+                .find_map(|(at, text)| (*at == n).then_some(text.as_str()));
+            body.extend_from_slice(text.unwrap_or(raw.get()).as_bytes());
         }
         body.push(b'}');
         body
@@ -154,7 +175,7 @@ mod tests {
             r#"{{ "model" : "m", "max_tokens": 1e400, "messages": [{{"role":"user","content":"caf\u00e9 \ud83d\ude00"}}], "tools": [{}] }}"#,
             bash()
         );
-        let augmented = augment(Api::Anthropic, body.as_bytes());
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
         let out = String::from_utf8(augmented.body.expect("augmented")).unwrap();
         assert!(out.starts_with(
             r#"{"model":"m","max_tokens":1e400,"messages":[{"role":"user","content":"caf\u00e9 \ud83d\ude00"}],"tools":["#
@@ -174,10 +195,10 @@ mod tests {
         let body = json!({"model": "m", "tools": [bash(), {"type": "web_search_20250305",
             "name": "web_search", "max_uses": 5}]})
         .to_string();
-        let first = augment(Api::Anthropic, body.as_bytes()).body.unwrap();
+        let first = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
         for _ in 0..10 {
             assert_eq!(
-                augment(Api::Anthropic, body.as_bytes()).body.unwrap(),
+                augment(Api::Anthropic, body.as_bytes(), None).body.unwrap(),
                 first
             );
         }
@@ -189,7 +210,7 @@ mod tests {
             "properties": {"reason": {"type": "string"}}}});
         let server = json!({"type": "web_search_20250305", "name": "web_search"});
         let body = json!({"tools": [own, server]}).to_string();
-        let augmented = augment(Api::Anthropic, body.as_bytes());
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
         assert_eq!(augmented.body, None);
         assert!(augmented.tracked.is_empty());
     }
@@ -204,12 +225,12 @@ mod tests {
             b"{\"tools\":[],\"tools\":[{\"name\":\"a\",\"input_schema\":{}}]}",
             b"{\"tools\":[]}",
         ] {
-            let augmented = augment(Api::Anthropic, body);
+            let augmented = augment(Api::Anthropic, body, None);
             assert_eq!(augmented.body, None, "{}", String::from_utf8_lossy(body));
             assert!(augmented.tracked.is_empty());
         }
-        assert!(augment(Api::Anthropic, b"not json").problem.is_some());
-        assert!(augment(Api::Anthropic, b"{\"tools\":\"all\"}")
+        assert!(augment(Api::Anthropic, b"not json", None).problem.is_some());
+        assert!(augment(Api::Anthropic, b"{\"tools\":\"all\"}", None)
             .problem
             .is_some());
     }

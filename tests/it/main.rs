@@ -8,6 +8,7 @@ mod extract;
 mod filter;
 mod gateway;
 mod gateway_openai;
+mod history;
 mod hostile;
 mod joined;
 mod man;

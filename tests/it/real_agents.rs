@@ -129,7 +129,7 @@ const FINAL: &str = "Done.";
 
 /// A model that makes these calls one turn at a time, each once its history holds the result of
 /// the one before, then answers in text. A request without tools (a side request) gets text.
-fn scripted(calls: Vec<Value>) -> impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static {
+pub fn scripted(calls: Vec<Value>) -> impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static {
     move |request| {
         let has_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
         let next = calls
@@ -248,7 +248,7 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
 
 /// A Claude Code run: its own HOME and working folder, the hook installed, the gateway as its
 /// API.
-struct ClaudeCode {
+pub struct ClaudeCode {
     home: tempfile::TempDir,
     /// Kept until the run is dropped.
     _cwd: tempfile::TempDir,
@@ -259,7 +259,7 @@ struct ClaudeCode {
 impl ClaudeCode {
     /// Runs `claude -p PROMPT --allowedTools ALLOWED --output-format json ARGS` against
     /// `gateway`, with `env` added, and with the PreToolUse hook reading `gateway`'s log.
-    fn run(
+    pub fn run(
         gateway: &Gateway,
         prompt: &str,
         allowed: &str,
@@ -381,10 +381,10 @@ impl ClaudeCode {
 /// The key Claude Code is given: any string does, against the scripted upstream.
 const API_KEY: &str = "sk-ant-test-claude-code-key";
 
-const BASH_ID: &str = "toolu_real_bash";
-const BASH_REASON: &str = "Show the user the greeting they asked for";
+pub const BASH_ID: &str = "toolu_real_bash";
+pub const BASH_REASON: &str = "Show the user the greeting they asked for";
 
-fn bash_call() -> Value {
+pub fn bash_call() -> Value {
     call(
         BASH_ID,
         "Bash",
@@ -395,7 +395,7 @@ fn bash_call() -> Value {
 /// The model calls Bash with a reason through the gateway; Claude Code runs it.
 fn bash_session() -> (Upstream, Gateway, ClaudeCode) {
     let upstream = Upstream::messages(scripted(vec![bash_call()]));
-    let gateway = Gateway::start(&upstream.url(), &[]);
+    let gateway = Gateway::start(&upstream.url(), &["-v"]);
     let claude = ClaudeCode::run(
         &gateway,
         "Run the command: echo hello-from-stub",
@@ -428,8 +428,11 @@ fn real_claude_code_runs_a_bash_call_whose_reason_the_gateway_took_to_the_log_an
     let result = result_of(&requests, BASH_ID);
     assert_eq!(result["is_error"], false, "{result}");
     assert_eq!(result_text(&result).trim(), "hello-from-stub");
-    // What Claude Code kept of the call, and sent back upstream, has no reason.
-    assert!(!requests[1].to_string().contains(BASH_REASON));
+    // What Claude Code kept of the call has no reason: the gateway gave it back upstream.
+    assert!(!std::fs::read_to_string(claude.transcript())
+        .unwrap()
+        .contains(&format!("\"reason\":\"{BASH_REASON}\"")));
+    assert_eq!(history_input(&requests[1], BASH_ID)["reason"], BASH_REASON);
     // The reason is in the log under the call's id, with the session Claude Code names.
     assert_eq!(
         read_reasons_log(&gateway.log),
@@ -458,6 +461,65 @@ fn real_claude_code_runs_a_bash_call_whose_reason_the_gateway_took_to_the_log_an
         .contains(API_KEY));
     // Both turns offered the same tools, so a prompt cache keeps hitting.
     assert_eq!(requests[0]["tools"], requests[1]["tools"]);
+}
+
+/// The input of the `tool_use` block `id` in a request's history.
+#[track_caller]
+fn history_input(request: &Value, id: &str) -> Value {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|message| message["content"].as_array())
+        .flatten()
+        .find(|block| block["type"] == "tool_use" && block["id"] == id)
+        .unwrap_or_else(|| panic!("no tool_use {id} in the history"))["input"]
+        .clone()
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_sees_its_own_reason_in_the_next_turn_which_replays_to_the_same_bytes() {
+    let (upstream, gateway, claude) = bash_session();
+    let requests = main_requests(&upstream);
+    assert_eq!(requests.len(), 2, "a tool call, then the final text");
+    // The second turn's history holds the first call with the reason the model gave it.
+    assert_eq!(
+        history_input(&requests[1], BASH_ID),
+        json!({"command": "echo hello-from-stub", "reason": BASH_REASON})
+    );
+    // Claude Code's own record of the call has none: the gateway took it off on the way in.
+    let transcript = std::fs::read_to_string(claude.transcript()).unwrap();
+    assert!(transcript.contains(BASH_ID));
+    assert!(!transcript.contains(&format!("\"reason\":\"{BASH_REASON}\"")));
+    // Replaying the second request as Claude Code sent it (the layer's additions taken out of
+    // what the upstream received) gives the same bytes upstream again, twice.
+    let second = upstream
+        .received()
+        .into_iter()
+        .filter(|request| request.method == "POST" && request.path.starts_with("/v1/messages"))
+        .rfind(|request| request.body.windows(11).any(|w| w == b"tool_result"))
+        .expect("the second turn");
+    let sent = String::from_utf8(second.body.clone()).unwrap();
+    let property = format!("\"reason\":{}", reasons::layer::reason_property());
+    let restored = format!(",\"reason\":{}", json!(BASH_REASON));
+    let as_claude_sent = sent
+        .replace(&format!(",{property}"), "")
+        .replace(&property, "")
+        .replace(&restored, "");
+    assert!(!as_claude_sent.contains(BASH_REASON));
+    for _ in 0..2 {
+        let replayed = crate::upstream::request(
+            gateway.address,
+            "POST",
+            &second.path,
+            &[("content-type", "application/json"), ("x-api-key", API_KEY)],
+            as_claude_sent.as_bytes(),
+        );
+        assert_eq!(replayed.status, 200);
+        let again = upstream.received().last().unwrap().body.clone();
+        assert!(again == second.body, "the replay went upstream otherwise");
+    }
 }
 
 #[test]

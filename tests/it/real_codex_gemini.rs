@@ -12,7 +12,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use crate::gateway::Gateway;
-use crate::real_agents::{part, run_bounded};
+use crate::real_agents::{self, part, run_bounded, ClaudeCode};
 use crate::upstream::{chat_chunks, chat_completion, responses_events, Answer, Received, Upstream};
 use crate::util::{arg, read_reasons_log, reasons, records, root};
 
@@ -455,7 +455,14 @@ impl Codex {
 /// rollout's copy of the call, the reasons log, and `extract`'s record of the call.
 fn codex_session(strip: bool) {
     let upstream = Upstream::start(codex_model);
-    let gateway = Gateway::start(&upstream.url(), if strip { &[] } else { &["--no-strip"] });
+    let gateway = Gateway::start(
+        &upstream.url(),
+        if strip {
+            &["-v"]
+        } else {
+            &["-v", "--no-strip"]
+        },
+    );
     let codex = Codex::run(&gateway);
     let thread = codex.thread();
 
@@ -501,7 +508,12 @@ fn codex_session(strip: bool) {
     if !strip {
         expected["reason"] = json!(CODEX_REASON);
     }
-    assert_eq!(parsed(&call["arguments"]), expected, "{call}");
+    // The model sees its reason there either way: Codex kept it, or the gateway gave it back.
+    assert_eq!(
+        parsed(&call["arguments"]),
+        json!({"cmd": MARKER_COMMAND, "reason": CODEX_REASON}),
+        "{call}"
+    );
 
     // The rollout records the call under its call_id, as Codex received it.
     let rollout = codex.rollout();
@@ -832,4 +844,82 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
     let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&session)]);
     let record = the_shell_call(&calls, &call);
     assert_eq!(record["reason_from"], "log", "{record}");
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_codex_and_gemini_cli_share_one_gateway_and_one_reasons_log() {
+    let anthropic = Upstream::messages(real_agents::scripted(vec![real_agents::bash_call()]));
+    let openai = Upstream::start(codex_model);
+    let gemini = Upstream::start(gemini_model(Some("gc_reasons_1")));
+    let dir = tempfile::tempdir().unwrap();
+    let upstreams = [
+        format!("anthropic={}", anthropic.url()),
+        format!("openai={}", openai.url()),
+        format!("gemini={}", gemini.url()),
+    ];
+    let args: Vec<&str> = upstreams
+        .iter()
+        .flat_map(|upstream| ["--upstream", upstream.as_str()])
+        .collect();
+    let gateway = Gateway::start_with(&args, &dir.path().join("reasons.jsonl"), &[]);
+
+    ClaudeCode::run(
+        &gateway,
+        "Run the command: echo hello-from-stub",
+        "Bash",
+        &[],
+        &[],
+    );
+    let codex = Codex::run(&gateway);
+    assert!(!codex.thread().is_empty());
+    let (_session, call, _cli) = gemini_session(&gateway, &gemini, true);
+    assert_eq!(call.id, "run_shell_command__gc_reasons_1");
+
+    // Each agent's requests reached its own provider only.
+    let posts = |upstream: &Upstream| -> Vec<String> {
+        let posted = upstream.received().into_iter();
+        posted
+            .filter(|request| request.method == "POST")
+            .map(|request| request.path)
+            .collect()
+    };
+    assert!(posts(&anthropic)
+        .iter()
+        .all(|path| path.starts_with("/v1/messages")));
+    assert!(posts(&openai).iter().all(|path| path == "/v1/responses"));
+    assert!(posts(&gemini).iter().all(|path| path.contains("/models/")));
+    assert_eq!(responses_requests(&openai).len(), 2);
+
+    // One reasons log holds the three calls' reasons, each under the id its agent records.
+    let logged: Vec<(Value, Value, Value)> = read_reasons_log(&gateway.log)
+        .into_iter()
+        .map(|record| {
+            (
+                record["tool"].clone(),
+                record["call_id"].clone(),
+                record["reason"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            (
+                json!("Bash"),
+                json!(real_agents::BASH_ID),
+                json!(real_agents::BASH_REASON)
+            ),
+            (
+                json!("exec_command"),
+                json!(CODEX_CALL),
+                json!(CODEX_REASON)
+            ),
+            (
+                json!("run_shell_command"),
+                json!("gc_reasons_1"),
+                json!(GEMINI_REASON)
+            ),
+        ]
+    );
 }
