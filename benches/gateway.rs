@@ -11,8 +11,10 @@
 //!   direct and through the gateway;
 //!
 //! then the gateway's resident memory after a warm-up and after 10,000 more requests (each a
-//! call whose reason is taken off and logged), and how long `reasons hook claude-code` takes to
-//! find a reason near the end of a large log.
+//! call whose reason is taken off and logged), how long `reasons hook claude-code` takes to
+//! find a reason near the end of a large log, and what giving the logged reasons back to a
+//! request's history adds to a request whose history holds 200 calls (against `--no-restore`,
+//! in the same run).
 //!
 //! Settings, from the environment: `REASONS_BENCH_REQUESTS` (requests timed for the first
 //! event, default 2000), `REASONS_BENCH_SOAK` (requests between the two memory readings,
@@ -73,7 +75,7 @@ fn main() {
     });
     let dir = tempfile::tempdir().expect("a temporary directory");
     let log = dir.path().join("reasons.jsonl");
-    let (mut child, gateway) = start_gateway(&upstream.url(), &log);
+    let (mut child, gateway) = start_gateway(&upstream.url(), &log, &[]);
     let mut direct = Client::connect(upstream.address);
     let mut through = Client::connect(gateway);
     println!(
@@ -170,6 +172,71 @@ fn main() {
     let _ = child.kill();
     let _ = child.wait();
     hook_latency(dir.path());
+    restoration_cost(dir.path(), requests);
+}
+
+/// What giving the reasons back to a request's history costs: 200 earlier calls in the history,
+/// each logged, through a gateway that restores and one that does not (`--no-restore`),
+/// alternately, on one kept-alive connection each.
+fn restoration_cost(dir: &std::path::Path, requests: usize) {
+    const CALLS: usize = 200;
+    let answer = message_events(&[json!({"type": "text", "text": "Done."})]);
+    let upstream = Upstream::start(move |_| Answer::Events(answer.clone()));
+    let log = dir.join("history.jsonl");
+    let mut text = String::new();
+    let mut messages = vec![json!({"role": "user", "content": "Tidy the folder."})];
+    for n in 0..CALLS {
+        let id = format!("toolu_history_{n:04}");
+        let record = json!({"time": "2026-12-01T08:00:00.000Z", "via": "gateway", "tool": "Bash",
+            "call_id": id, "reason": "Look at what the folder holds before changing it"});
+        text.push_str(&format!("{record}\n"));
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": format!("ls -la dir{n}")}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": id, "content": "a.txt\nb.txt\nc.txt"}]}));
+    }
+    std::fs::write(&log, text).expect("the log is written");
+    let body = json!({"model": "m", "max_tokens": 64, "stream": true, "messages": messages,
+        "tools": [bash_tool()]})
+    .to_string();
+    let (mut restoring, restoring_at) = start_gateway(&upstream.url(), &log, &[]);
+    let (mut plain, plain_at) = start_gateway(&upstream.url(), &log, &["--no-restore"]);
+    let (mut with, mut without) = (Client::connect(restoring_at), Client::connect(plain_at));
+    let (mut restored, mut sent) = (Vec::new(), Vec::new());
+    for n in 0..requests + 200 {
+        let (a, b) = (
+            with.post("/v1/messages", &body),
+            without.post("/v1/messages", &body),
+        );
+        if n >= 200 {
+            restored.push(a.total);
+            sent.push(b.total);
+        }
+    }
+    let received = upstream.received();
+    let given = |n: usize| {
+        String::from_utf8_lossy(&received[n].body)
+            .matches("before changing it")
+            .count()
+    };
+    assert_eq!(
+        (given(0), given(1)),
+        (CALLS, 0),
+        "the history got its reasons back"
+    );
+    let (median_with, median_without) = (percentile(&mut restored, 50), percentile(&mut sent, 50));
+    println!(
+        "history of {CALLS} logged calls ({} KB a request): median {:.3} ms restoring, {:.3} ms with --no-restore, {:+.3} ms added (target: at most 0.2 ms)",
+        body.len() / 1000,
+        millis(median_with),
+        millis(median_without),
+        millis(median_with) - millis(median_without),
+    );
+    for child in [&mut restoring, &mut plain] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }
 
 /// How long `reasons hook claude-code` takes to find a reason near the end of a large log.
@@ -311,7 +378,7 @@ fn envelopes() -> Vec<Envelope> {
     ]
 }
 
-fn start_gateway(upstream: &str, log: &std::path::Path) -> (Child, SocketAddr) {
+fn start_gateway(upstream: &str, log: &std::path::Path, extra: &[&str]) -> (Child, SocketAddr) {
     let mut child = Command::new(REASONS)
         .args([
             "gateway",
@@ -322,6 +389,7 @@ fn start_gateway(upstream: &str, log: &std::path::Path) -> (Child, SocketAddr) {
             "--reasons-log",
         ])
         .arg(log)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
