@@ -81,12 +81,13 @@ impl MessageStream {
             out.bytes.extend_from_slice(&held.events);
             return;
         };
-        out.reasons.push(TakenReason {
-            tool: held.tool,
-            call_id: held.id,
-            request_id: None,
+        out.reasons.push(TakenReason::new(
+            held.tool,
+            held.id,
+            None,
             reason,
-        });
+            &Value::from(stripped.as_str()),
+        ));
         if !self.strip {
             out.bytes.extend_from_slice(&held.events);
             return;

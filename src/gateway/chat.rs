@@ -68,12 +68,13 @@ impl ChunkStream {
         let mut arguments = call.arguments;
         if tracked {
             if let Some((reason, stripped)) = strip_arguments_text(&arguments) {
-                out.reasons.push(TakenReason {
-                    tool: call.tool.clone().unwrap_or_default(),
-                    call_id: call.id.clone(),
-                    request_id: None,
+                out.reasons.push(TakenReason::new(
+                    call.tool.clone().unwrap_or_default(),
+                    call.id.clone(),
+                    None,
                     reason,
-                });
+                    &Value::from(stripped.as_str()),
+                ));
                 if call.held {
                     arguments = stripped;
                 }

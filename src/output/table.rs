@@ -10,8 +10,8 @@ use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, Wi
 use reasons::record::CallRecord;
 
 use super::cells::{reason_text, TABLE_STYLE};
-use super::summary::touched;
 use super::writer::Writer;
+use reasons::touched::summary;
 
 pub struct TableWriter {
     width: u16,
@@ -64,7 +64,7 @@ impl Writer<CallRecord> for TableWriter {
             writeln!(out, "{}", record.source)?;
             self.source = Some(record.source.clone());
         }
-        let touched = record.arguments.as_ref().map(touched).unwrap_or_default();
+        let touched = record.arguments.as_ref().map(summary).unwrap_or_default();
         self.rows.push([
             record.line.to_string(),
             record.tool.clone(),
