@@ -385,9 +385,10 @@ fn find_last<T>(
 /// It reads only what is new at each [`Tail::read_new`], never the whole log, so starting on a log
 /// of any length costs the same. Lines are handed on whole: several writers append one line per
 /// write, and a line not yet ended waits for its end. A log truncated under it (rotated by
-/// copying and truncating) is read again from its start; a log replaced by another file (rotated
-/// by renaming) is read to its end, then the new file from its start: no line is lost or read
-/// twice.
+/// copying and truncating) is read again from its start, even when it has grown past the old end
+/// before it is looked at again (the last bytes read are no longer where they were); a log
+/// replaced by another file (rotated by renaming) is read to its end, then the new file from its
+/// start: no line is lost or read twice.
 #[derive(Debug)]
 pub struct Tail {
     path: PathBuf,
@@ -396,7 +397,13 @@ pub struct Tail {
     position: u64,
     /// The start of a line whose end has not been written yet.
     partial: Vec<u8>,
+    /// The last bytes before `position`, as they were read: a file that no longer holds them
+    /// there was truncated and written again.
+    seen: Vec<u8>,
 }
+
+/// How many of the last bytes read a [`Tail`] checks are still in place.
+const SEEN: usize = 64;
 
 /// The longest line a [`Tail`] waits for the end of: a longer one is no record, and is dropped.
 const LONGEST_LINE: usize = 16 << 20;
@@ -410,6 +417,7 @@ impl Tail {
             file: None,
             position: 0,
             partial: Vec::new(),
+            seen: Vec::new(),
         };
         let mut file = match File::open(path) {
             Ok(file) => file,
@@ -417,6 +425,11 @@ impl Tail {
             Err(error) => return Err(error),
         };
         tail.position = start_of_last_lines(&mut file, lines)?;
+        let before = tail.position.saturating_sub(SEEN as u64);
+        file.seek(SeekFrom::Start(before))?;
+        (&mut file)
+            .take(tail.position - before)
+            .read_to_end(&mut tail.seen)?;
         tail.file = Some(file);
         Ok(tail)
     }
@@ -436,6 +449,7 @@ impl Tail {
                     Ok(file) => {
                         self.file = Some(file);
                         self.position = 0;
+                        self.seen.clear();
                         continue;
                     }
                     Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(count),
@@ -447,20 +461,34 @@ impl Tail {
                 // Truncated: what is there now was written after the truncation.
                 self.position = 0;
                 self.partial.clear();
+                self.seen.clear();
             }
             if length > self.position {
-                file.seek(SeekFrom::Start(self.position))?;
+                let checked = self.seen.len() as u64;
+                file.seek(SeekFrom::Start(self.position - checked))?;
                 let mut block = Vec::new();
                 (&mut *file)
-                    .take(length - self.position)
+                    .take(length - self.position + checked)
                     .read_to_end(&mut block)?;
+                if block.get(..self.seen.len()) != Some(&self.seen[..]) {
+                    // Truncated and written again past the old end: all of it is new.
+                    self.position = 0;
+                    self.partial.clear();
+                    self.seen.clear();
+                    continue;
+                }
+                let block = &block[self.seen.len()..];
                 self.position += block.len() as u64;
-                count += self.split_lines(&block, on_line);
+                self.seen.extend_from_slice(block);
+                let keep_from = self.seen.len().saturating_sub(SEEN);
+                self.seen.drain(..keep_from);
+                count += self.split_lines(block, on_line);
             }
             // Renamed away and replaced: this file is read to its end (above), then the new one.
             if self.replaced()? {
                 self.file = None;
                 self.partial.clear();
+                self.seen.clear();
                 continue;
             }
             return Ok(count);

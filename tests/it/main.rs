@@ -21,3 +21,4 @@ mod samples;
 mod stats;
 mod upstream;
 mod util;
+mod watch;

@@ -104,11 +104,12 @@ impl Call {
 
     /// The time as `HH:MM:SS` when it is RFC 3339, else as written.
     pub fn clock(&self) -> String {
+        // By characters, not bytes: a log's time is untrusted text like the rest.
         match self.time.as_deref() {
-            Some(time) if time.len() >= 19 && time.as_bytes()[10] == b'T' => {
-                time[11..19].to_owned()
+            Some(time) => {
+                let clock = time.get(10..11).filter(|t| *t == "T").and(time.get(11..19));
+                visible(clock.unwrap_or(time)).into_owned()
             }
-            Some(time) => visible(time).into_owned(),
             None => "--:--:--".to_owned(),
         }
     }
@@ -118,9 +119,18 @@ impl Call {
         match &self.session {
             Some(session) => {
                 let short: String = session.chars().take(8).collect();
-                format!("{} {}", self.agent, visible(&short))
+                format!("{} {}", visible(&self.agent), visible(&short))
             }
-            None => self.agent.clone(),
+            None => visible(&self.agent).into_owned(),
+        }
+    }
+
+    /// What the call touched, as it is shown: `-` for nothing.
+    pub fn touched_text(&self) -> String {
+        if self.touched.is_empty() {
+            "-".to_owned()
+        } else {
+            visible(&self.touched).into_owned()
         }
     }
 

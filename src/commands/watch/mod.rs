@@ -203,11 +203,7 @@ pub fn plain_line(call: &Call) -> String {
         call.clock(),
         call.origin(),
         visible(&call.tool),
-        if call.touched.is_empty() {
-            "-"
-        } else {
-            &call.touched
-        },
+        call.touched_text(),
         reason
     )
 }

@@ -271,11 +271,7 @@ fn coverage_line(calls: &Calls) -> String {
 /// model's claim, or `NO REASON` in words.
 fn call_line(call: &Call, colour: bool) -> Line<'static> {
     let dim = Style::new().add_modifier(Modifier::DIM);
-    let touched = if call.touched.is_empty() {
-        "-".to_owned()
-    } else {
-        call.touched.clone()
-    };
+    let touched = call.touched_text();
     let mut spans = vec![
         Span::styled(format!("{} ", call.clock()), dim),
         Span::styled(format!("{:<20} ", call.origin()), dim),
@@ -333,7 +329,7 @@ fn details(call: Option<&Call>) -> Paragraph<'static> {
         }
         None => lines.push(Line::from(format!(
             "touched: {} (the reasons log holds no arguments; name the session log to see them)",
-            call.touched
+            call.touched_text()
         ))),
     }
     Paragraph::new(lines)
