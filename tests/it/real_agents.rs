@@ -270,19 +270,38 @@ impl ClaudeCode {
         let claude = part("npm/node_modules/.bin/claude");
         let home = tempfile::tempdir().expect("a HOME");
         let cwd = tempfile::tempdir().expect("a working folder");
-        let hook = format!(
-            "'{}' hook claude-code --reasons-log '{}'",
-            env!("CARGO_BIN_EXE_reasons"),
-            arg(&gateway.log)
+        // The hook as a person installs it: one command, into a HOME with no settings yet.
+        let installed = reasons()
+            .args([
+                "hook",
+                "install",
+                "claude-code",
+                "--reasons-log",
+                arg(&gateway.log),
+            ])
+            .env("HOME", home.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .expect("reasons runs");
+        assert!(
+            installed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&installed.stderr)
         );
-        let settings = json!({"hooks": {"PreToolUse": [
-            {"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]}});
-        std::fs::create_dir(home.path().join(".claude")).unwrap();
-        std::fs::write(
-            home.path().join(".claude/settings.json"),
-            settings.to_string(),
+        let settings: Value = serde_json::from_slice(
+            &std::fs::read(home.path().join(".claude/settings.json")).expect("settings written"),
         )
         .unwrap();
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            format!(
+                "{} hook claude-code --reasons-log {}",
+                std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons"))
+                    .unwrap()
+                    .display(),
+                gateway.log.display()
+            )
+        );
         let mut command = Command::new(claude);
         command
             .args([

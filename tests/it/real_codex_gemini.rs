@@ -744,6 +744,12 @@ struct GeminiCli {
 
 impl GeminiCli {
     fn run(gateway: &Gateway) -> GeminiCli {
+        GeminiCli::run_with(gateway, false)
+    }
+
+    /// A run with `reasons hook gemini-cli` installed by `reasons hook install gemini-cli`
+    /// when `hook`, merged into the settings the run needs.
+    fn run_with(gateway: &Gateway, hook: bool) -> GeminiCli {
         let gemini = part("npm/node_modules/.bin/gemini");
         let home = tempfile::tempdir().expect("a HOME");
         let work = tempfile::tempdir().expect("a working folder");
@@ -755,6 +761,13 @@ impl GeminiCli {
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )
         .unwrap();
+        if hook {
+            install_hook("gemini-cli", &[("HOME", home.path())], &gateway.log);
+            let settings = home.path().join(".gemini/settings.json");
+            let merged: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+            assert_eq!(merged["security"]["auth"]["selectedType"], "gemini-api-key");
+            record_hook(&settings, "BeforeTool", home.path());
+        }
         let mut command = Command::new(gemini);
         command
             // Without --yolo, non-interactive mode does not even declare its shell tool.
@@ -925,6 +938,48 @@ fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
             "reason": GEMINI_REASON, "touched": MARKER_COMMAND})
         ]
     );
+}
+
+/// Gemini CLI with the hook installed by `reasons hook install gemini-cli`: the hook runs on the
+/// CLI's real `BeforeTool` payload and answers with the model's reason, from the call's input
+/// with `--no-strip`, or (stripped: `BeforeTool` sends no call id) from the log by what the call
+/// touched; the call still runs.
+fn gemini_hook_session(strip: bool) {
+    let upstream = Upstream::start(gemini_model(strip.then_some("gc_reasons_1")));
+    let gateway = Gateway::start(&upstream.url(), if strip { &[] } else { &["--no-strip"] });
+    let cli = GeminiCli::run_with(&gateway, true);
+    assert_eq!(cli.stdout.trim(), FINAL);
+    let (input, output) = recorded_hook(cli.home.path());
+    assert_eq!(input["hook_event_name"], "BeforeTool", "{input}");
+    assert_eq!(input["tool_name"], "run_shell_command", "{input}");
+    assert_eq!(input["tool_input"]["command"], MARKER_COMMAND, "{input}");
+    assert_eq!(
+        output,
+        format!(
+            "{}\n",
+            json!({"systemMessage":
+                format!("model's reason for run_shell_command: {GEMINI_REASON}")})
+        )
+    );
+    // The call ran: its response went back to the model.
+    let responses = upstream
+        .received()
+        .iter()
+        .filter(|request| has_function_response(&request.json()))
+        .count();
+    assert!(responses > 0, "the shell call ran");
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_gemini_cli_shows_the_reason_through_the_installed_hook_with_no_strip() {
+    gemini_hook_session(false);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_gemini_cli_shows_the_logged_reason_through_the_installed_hook() {
+    gemini_hook_session(true);
 }
 
 #[test]

@@ -481,3 +481,194 @@ fn hook_install_refuses_a_bad_settings_file_and_leaves_it_as_it_was() {
     );
     assert!(!nowhere.parent().unwrap().exists());
 }
+
+// ---- the full-screen view in a real terminal ---------------------------------------------------
+
+/// `reasons watch` in a detached tmux session of its own (its own server socket), read back with
+/// `capture-pane`.
+#[cfg(unix)]
+struct Tmux {
+    socket: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+#[cfg(unix)]
+impl Tmux {
+    fn start(command: &str) -> Tmux {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let tmux = Tmux { socket, _dir: dir };
+        tmux.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "24",
+            command,
+        ]);
+        tmux.run(&["set-option", "-g", "remain-on-exit", "on"]);
+        tmux
+    }
+
+    #[track_caller]
+    fn run(&self, args: &[&str]) -> String {
+        let output = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs (Debian's tmux, installed by .ci/real-parts)");
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p"])
+    }
+
+    /// The screen once `done` holds for it, or a failure showing it after 10 seconds.
+    #[track_caller]
+    fn screen_when(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the screen never showed {what}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+}
+
+#[cfg(unix)]
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
+fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reason() {
+    use crate::gateway::Gateway;
+    use crate::upstream::{bash_tool, messages_request, Upstream};
+
+    const REASON: &str = "Find the config file the user asked about";
+    let upstream = Upstream::messages(|_| {
+        vec![
+            json!({"type": "tool_use", "id": "toolu_live", "name": "Bash",
+            "input": {"command": "find . -name '*.yml'", "reason": REASON}}),
+        ]
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("session.jsonl");
+    fs::write(&session, "").unwrap();
+    let command = format!(
+        "NO_COLOR=1 {} watch --reasons-log {} {}",
+        env!("CARGO_BIN_EXE_reasons"),
+        gateway.log.display(),
+        session.display()
+    );
+    let tmux = Tmux::start(&command);
+    tmux.screen_when("the view", |screen| screen.contains("waiting for calls"));
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
+
+    // A call through the gateway: what it touched first, then the model's reason.
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    assert_eq!(reply.status, 200);
+    let screen = tmux.screen_when("the gateway's call", |screen| screen.contains(REASON));
+    let line = screen.lines().find(|line| line.contains(REASON)).unwrap();
+    let touched = line.find("find . -name '*.yml'").expect("what it touched");
+    assert!(touched < line.find("model's reason").unwrap(), "{line}");
+
+    // The agent records it (one call, not two), and a call the layer never saw: no reason.
+    append(
+        &session,
+        &[
+            claude_call(
+                "sess-live",
+                "toolu_live",
+                "Bash",
+                json!({"command": "find . -name '*.yml'"}),
+            ),
+            claude_call(
+                "sess-live",
+                "toolu_bare",
+                "Read",
+                json!({"file_path": "/w/notes.md"}),
+            ),
+        ],
+    );
+    let screen = tmux.screen_when("the call without a reason", |screen| {
+        screen.contains("/w/notes.md") && screen.contains("NO REASON")
+    });
+    assert_eq!(screen.matches("find . -name").count(), 1, "{screen}");
+    assert!(screen.contains("1 of 2 with a reason"), "{screen}");
+
+    // m: only the calls without a reason.
+    tmux.keys(&["m"]);
+    tmux.screen_when("only the call without a reason", |screen| {
+        screen.contains("/w/notes.md") && !screen.contains(REASON)
+    });
+    tmux.keys(&["m"]);
+    // /: a filter by tool or text.
+    tmux.keys(&["/"]);
+    tmux.keys(&["-l", "Bash"]);
+    tmux.keys(&["Enter"]);
+    tmux.screen_when("only Bash calls", |screen| {
+        screen.contains(REASON) && !screen.contains("/w/notes.md")
+    });
+    tmux.keys(&["/", "Escape"]);
+    // Up selects a call, Enter shows its arguments.
+    tmux.keys(&["Up", "Enter"]);
+    tmux.screen_when("the arguments", |screen| {
+        screen.contains("arguments") && screen.contains("\"file_path\": \"/w/notes.md\"")
+    });
+    // A tiny terminal is still drawn, and q gives the terminal back.
+    tmux.run(&["resize-window", "-x", "30", "-y", "5"]);
+    tmux.screen_when("a redraw at 30x5", |screen| !screen.trim().is_empty());
+    tmux.keys(&["q"]);
+    // It ends with status 0 and the alternate screen left. (A dead pane's cursor flag says
+    // nothing: tmux reports 0 for any command that has ended.)
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let ended = "#{pane_dead}:#{pane_dead_status}:#{alternate_on}";
+    loop {
+        let state = tmux.run(&["display-message", "-p", ended]);
+        if state.trim() == "1:0:0" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "q did not end watch and give the terminal back: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

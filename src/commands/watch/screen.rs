@@ -67,10 +67,25 @@ pub fn run(
     capacity: usize,
     reasons_log: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
+    // `init` enters raw mode and the alternate screen, and installs a panic hook that leaves
+    // them; the cursor the view hides is shown again by ours, before theirs.
     let mut terminal = ratatui::init();
+    let restore_terminal = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        show_cursor();
+        restore_terminal(info);
+    }));
     let result = event_loop(&mut terminal, arrivals, capacity, reasons_log);
     ratatui::restore();
+    show_cursor();
     result
+}
+
+fn show_cursor() {
+    use std::io::Write;
+    let mut stdout = std::io::stdout();
+    let _ = ratatui::crossterm::execute!(stdout, ratatui::crossterm::cursor::Show);
+    let _ = stdout.flush();
 }
 
 fn event_loop(
