@@ -138,8 +138,9 @@ pub struct InputArgs {
     pub audit_declared: bool,
 
     /// Join a reasons log (repeatable): a call whose own arguments carry no reason takes the
-    /// one logged under its id by `reasons gateway`, `proxy` or `filter`. Reading the usual local
-    /// folders, the default log is joined when it exists.
+    /// one logged under its id by `reasons gateway`, `proxy` or `filter`. Without it, the log
+    /// $REASONS_LOG names is joined when it exists, and reading the usual local folders, the
+    /// default log.
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Vec<PathBuf>,
 }
@@ -306,7 +307,8 @@ pub struct ReportArgs {
 /// Options of `reasons filter`.
 #[derive(Debug, Args)]
 pub struct FilterArgs {
-    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr.
+    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr
+    /// [default: $REASONS_LOG when it is set].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
@@ -322,7 +324,8 @@ pub struct FilterArgs {
 /// Options of `reasons proxy`.
 #[derive(Debug, Args)]
 pub struct ProxyArgs {
-    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr.
+    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr
+    /// [default: $REASONS_LOG when it is set].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
@@ -343,8 +346,8 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "URL", default_value = "https://api.anthropic.com")]
     pub upstream: String,
 
-    /// Append the reasons to FILE [default: $XDG_STATE_HOME/reasons/reasons.jsonl, or
-    /// ~/.local/state/reasons/reasons.jsonl].
+    /// Append the reasons to FILE [default: $REASONS_LOG, else
+    /// $XDG_STATE_HOME/reasons/reasons.jsonl, or ~/.local/state/reasons/reasons.jsonl].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 

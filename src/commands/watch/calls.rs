@@ -351,9 +351,16 @@ impl Calls {
     }
 }
 
-/// The key a call's coverage is counted under: its agent and session.
+/// The key a call's coverage is counted under: its session (whichever log named it), else the
+/// agent or part of the layer that recorded it.
 fn session_key(call: &Call) -> String {
-    call.origin()
+    match &call.session {
+        Some(session) => {
+            let short: String = session.chars().take(8).collect();
+            format!("session {}", visible(&short))
+        }
+        None => visible(&call.agent).into_owned(),
+    }
 }
 
 #[cfg(test)]
