@@ -93,12 +93,25 @@ pub enum Command {
     Gateway(GatewayArgs),
     /// Show the model's reason for a call in an agent's own interface.
     ///
-    /// `reasons hook claude-code` is a Claude Code `PreToolUse` hook: it reads the hook's JSON on
-    /// stdin, finds the call's reason (in its input, else in the reasons log under its tool-use
-    /// id) and prints it as a `systemMessage` for the person to read beside the call. It never
-    /// decides anything about the call, and never gets in the way: with no reason, bad input or
-    /// any error it prints nothing and exits 0.
+    /// `reasons hook claude-code`, `reasons hook codex` (both `PreToolUse`) and `reasons hook
+    /// gemini-cli` (`BeforeTool`) are hook commands: each reads its agent's hook JSON on stdin,
+    /// finds the call's reason (in its input, else in the reasons log under the call's id, or for
+    /// Gemini CLI, which sends none, by what the call touched) and prints it as a
+    /// `systemMessage` for the person to read beside the call. A hook never decides anything
+    /// about the call, and never gets in the way: with no reason, bad input or any error it
+    /// prints nothing and exits 0. `reasons hook install AGENT` writes the hook into the agent's
+    /// user settings; `reasons hook uninstall AGENT` takes it out again.
     Hook(HookArgs),
+    /// Follow a running agent: each call as it arrives, what it touched, and the model's reason.
+    ///
+    /// Follows the reasons log (every gateway, proxy and filter writes there) and the agents'
+    /// session logs (the PATHs, or with none on a terminal the usual local folders), joined by
+    /// call id. Each call shows its time, agent and session, tool, what it touched, and then the
+    /// reason, marked as the model's claim; a call without one says `no reason`. On a terminal a
+    /// full-screen view: arrows and PgUp/PgDn scroll, Enter shows a call's arguments, `m` only
+    /// calls without a reason, `/` filters by tool or text, `q` quits. In a pipe or with --plain,
+    /// one line per call, each written as it arrives. It starts at the last calls of a long log.
+    Watch(WatchArgs),
     /// Print a shell completion script.
     ///
     /// For example: `reasons completions bash > ~/.local/share/bash-completion/completions/reasons`.
@@ -127,8 +140,9 @@ pub struct InputArgs {
     pub audit_declared: bool,
 
     /// Join a reasons log (repeatable): a call whose own arguments carry no reason takes the
-    /// one logged under its id by `reasons gateway`, `proxy` or `filter`. Reading the usual local
-    /// folders, the default log is joined when it exists.
+    /// one logged under its id by `reasons gateway`, `proxy` or `filter`. Without it, the log
+    /// $REASONS_LOG names is joined when it exists, and reading the usual local folders, the
+    /// default log.
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Vec<PathBuf>,
 }
@@ -295,7 +309,8 @@ pub struct ReportArgs {
 /// Options of `reasons filter`.
 #[derive(Debug, Args)]
 pub struct FilterArgs {
-    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr.
+    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr
+    /// [default: $REASONS_LOG when it is set].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
@@ -311,7 +326,8 @@ pub struct FilterArgs {
 /// Options of `reasons proxy`.
 #[derive(Debug, Args)]
 pub struct ProxyArgs {
-    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr.
+    /// Append each reason taken off a call to FILE as JSON lines, instead of showing it on stderr
+    /// [default: $REASONS_LOG when it is set].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
@@ -335,8 +351,8 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "[API=]URL")]
     pub upstream: Vec<String>,
 
-    /// Append the reasons to FILE [default: $XDG_STATE_HOME/reasons/reasons.jsonl, or
-    /// ~/.local/state/reasons/reasons.jsonl].
+    /// Append the reasons to FILE [default: $REASONS_LOG, else
+    /// $XDG_STATE_HOME/reasons/reasons.jsonl, or ~/.local/state/reasons/reasons.jsonl].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
@@ -362,20 +378,93 @@ pub struct GatewayArgs {
 /// Options of `reasons hook`.
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The agent whose hook protocol to speak.
+    /// The hook to run, or what to do with one.
+    #[command(subcommand)]
+    pub command: HookCommand,
+}
+
+/// What `reasons hook` does.
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Claude Code's `PreToolUse` hook.
+    ClaudeCode(HookRunArgs),
+    /// Codex CLI's `PreToolUse` hook.
+    Codex(HookRunArgs),
+    /// Gemini CLI's `BeforeTool` hook.
+    GeminiCli(HookRunArgs),
+    /// Write the hook into an agent's user settings, keeping everything else there.
+    ///
+    /// Claude Code: ~/.claude/settings.json; Codex: $CODEX_HOME/hooks.json (~/.codex without
+    /// CODEX_HOME); Gemini CLI: ~/.gemini/settings.json. The file and its folder are created
+    /// when missing; installing twice is installing once. The hook command is this binary's
+    /// absolute path, with the --reasons-log given here.
+    Install(HookInstallArgs),
+    /// Take the hook out of an agent's user settings, keeping everything else there.
+    Uninstall(HookUninstallArgs),
+}
+
+/// Options of a hook command.
+#[derive(Debug, Args)]
+pub struct HookRunArgs {
+    /// The reasons log to look in [default: $REASONS_LOG, else the gateway's default log].
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Option<PathBuf>,
+}
+
+/// Options of `reasons hook install`.
+#[derive(Debug, Args)]
+pub struct HookInstallArgs {
+    /// The agent whose settings to change.
     #[arg(value_enum)]
     pub agent: HookAgent,
 
-    /// The reasons log to look in [default: the gateway's default log].
+    /// The settings file to change instead of the agent's user settings.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// The reasons log the installed hook looks in [default: the hook's own default].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
+}
+
+/// Options of `reasons hook uninstall`.
+#[derive(Debug, Args)]
+pub struct HookUninstallArgs {
+    /// The agent whose settings to change.
+    #[arg(value_enum)]
+    pub agent: HookAgent,
+
+    /// The settings file to change instead of the agent's user settings.
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
 }
 
 /// The agents `reasons hook` serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HookAgent {
-    /// Claude Code's `PreToolUse` hook.
+    /// Claude Code (`PreToolUse`).
     ClaudeCode,
+    /// Codex CLI (`PreToolUse`).
+    Codex,
+    /// Gemini CLI (`BeforeTool`).
+    GeminiCli,
+}
+
+/// Options of `reasons watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Session logs to follow beside the reasons log: files, directories, quoted glob patterns.
+    /// With none and a terminal on stdin, the usual local agent log folders.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+
+    /// The reasons log to follow [default: $REASONS_LOG, else the gateway's default log].
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Option<PathBuf>,
+
+    /// One line per call, even on a terminal.
+    #[arg(long)]
+    pub plain: bool,
 }
 
 /// Options of `reasons completions`.

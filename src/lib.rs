@@ -104,3 +104,5 @@ pub mod reasons_log;
 pub mod record;
 pub mod stats;
 pub mod stream;
+pub mod touched;
+pub mod visible;

@@ -1,8 +1,13 @@
 //! The reasons log: one JSON object per line for each reason the layer took off a call.
 //!
-//! `filter`, `proxy` and `gateway` write it; `hook` and the audit commands read it. A line is
-//! `{"time","via","tool","call_id","reason","request_id"?,"session"?}`: `call_id` is the id the
-//! agent's own transcript records for the call, so a transcript and a reasons log join on it.
+//! `filter`, `proxy` and `gateway` write it; `hook`, `watch` and the audit commands read it. A
+//! line is `{"time","via","tool","call_id","reason","touched","request_id"?,"session"?}`:
+//! `call_id` is the id the agent's own transcript records for the call, so a transcript and a
+//! reasons log join on it; `touched` says what the call does, so the log alone shows each reason
+//! beside its call.
+//!
+//! Which log: the one a command is given, else the one `REASONS_LOG` names, else the default
+//! ([`default_path`]); this module is the one place that decides it.
 //!
 //! Each record is appended with a single `write` to a file opened for appending, so that several
 //! writers (a gateway per provider, a proxy per MCP server) can share one log without cutting
@@ -75,6 +80,7 @@ impl Record {
         object.insert("tool".into(), Value::from(self.taken.tool.as_str()));
         object.insert("call_id".into(), self.taken.call_id.clone().into());
         object.insert("reason".into(), self.taken.reason.clone());
+        object.insert("touched".into(), Value::from(self.taken.touched.as_str()));
         if let Some(request_id) = &self.taken.request_id {
             object.insert("request_id".into(), Value::from(request_id.as_str()));
         }
@@ -92,9 +98,23 @@ impl Record {
     }
 }
 
-/// The log used when none is named: `$XDG_STATE_HOME/reasons/reasons.jsonl`, else
-/// `~/.local/state/reasons/reasons.jsonl`. `None` when neither variable is set.
+/// The environment variable that names the reasons log for every command at once.
+pub const ENVIRONMENT: &str = "REASONS_LOG";
+
+/// The log `REASONS_LOG` names, when it names one.
+pub fn named_by_environment() -> Option<PathBuf> {
+    std::env::var_os(ENVIRONMENT)
+        .filter(|path| !path.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The log used when none is named on the command line: the one `REASONS_LOG` names, else
+/// `$XDG_STATE_HOME/reasons/reasons.jsonl`, else `~/.local/state/reasons/reasons.jsonl`. `None`
+/// when none of those variables is set.
 pub fn default_path() -> Option<PathBuf> {
+    if let Some(named) = named_by_environment() {
+        return Some(named);
+    }
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|dir| !dir.is_empty())
         .map(PathBuf::from)
@@ -249,15 +269,89 @@ fn parse_record(line: &[u8]) -> Option<(String, Value)> {
 /// a moment ago, so it is among the last lines, and a log of any length is answered at once.
 pub const SEARCH_FROM_END: u64 = 8 << 20;
 
+/// One line of a log as it is read back: what [`Record`] wrote, with its fields as text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Logged {
+    /// When the reason was taken off, as written.
+    pub time: Option<String>,
+    /// Which part of the layer took it (`gateway`, `proxy`, `filter`), as written.
+    pub via: Option<String>,
+    /// The tool the call was for.
+    pub tool: String,
+    /// The call's id, when the layer knew it.
+    pub call_id: Option<String>,
+    /// The reason, whatever its value.
+    pub reason: Value,
+    /// What the call touched; logs written before it was recorded have none.
+    pub touched: Option<String>,
+    /// The session, when the request said.
+    pub session: Option<String>,
+}
+
+impl Logged {
+    /// A line of the log; `None` when it is no record (malformed, torn, without a tool or a
+    /// reason).
+    pub fn parse(line: &[u8]) -> Option<Logged> {
+        let Value::Object(mut record) = serde_json::from_slice::<Value>(line).ok()? else {
+            return None;
+        };
+        let mut text = |key: &str| match record.shift_remove(key) {
+            Some(Value::String(text)) => Some(text),
+            _ => None,
+        };
+        let (time, via, tool, call_id, touched, session) = (
+            text("time"),
+            text("via"),
+            text("tool")?,
+            text("call_id"),
+            text("touched"),
+            text("session"),
+        );
+        Some(Logged {
+            reason: record.shift_remove("reason")?,
+            time,
+            via,
+            tool,
+            call_id,
+            touched,
+            session,
+        })
+    }
+}
+
 /// The most recent reason logged for `call_id`, looked for from the end of the log backwards,
 /// over at most [`SEARCH_FROM_END`] bytes.
 pub fn find_from_end(path: &Path, call_id: &str) -> io::Result<Option<Value>> {
+    // The quoted id as the log writes it, to skip lines that cannot match without parsing them.
+    let needle = Value::from(call_id).to_string();
+    let found = find_last(path, &needle, |line| {
+        parse_record(line).filter(|(id, _)| id == call_id)
+    })?;
+    Ok(found.map(|(_, reason)| reason))
+}
+
+/// The most recent record logged for a call to `tool` that touched `touched`: how a hook finds
+/// the reason for a call that arrives without an id (Gemini CLI's `BeforeTool` sends none), over
+/// at most [`SEARCH_FROM_END`] bytes from the end.
+pub fn find_touched_from_end(path: &Path, tool: &str, touched: &str) -> io::Result<Option<Logged>> {
+    let needle = Value::from(touched).to_string();
+    find_last(path, &needle, |line| {
+        Logged::parse(line)
+            .filter(|logged| logged.tool == tool && logged.touched.as_deref() == Some(touched))
+    })
+}
+
+/// The first of the log's last lines, last first, that holds `needle` and that `matches`, over at
+/// most [`SEARCH_FROM_END`] bytes from its end.
+fn find_last<T>(
+    path: &Path,
+    needle: &str,
+    mut matches: impl FnMut(&[u8]) -> Option<T>,
+) -> io::Result<Option<T>> {
     const BLOCK: u64 = 64 * 1024;
     let mut file = File::open(path)?;
     let end = file.seek(SeekFrom::End(0))?;
     let floor = end.saturating_sub(SEARCH_FROM_END);
-    // The quoted id as the log writes it, to skip lines that cannot match without parsing them.
-    let needle = Value::from(call_id).to_string();
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
     // `tail` holds the bytes after the last line end seen so far: the start of a line that
     // continues into the block read before.
@@ -275,10 +369,8 @@ pub fn find_from_end(path: &Path, call_id: &str) -> io::Result<Option<Value>> {
         let first = if start > floor { pieces.pop() } else { None };
         for line in pieces {
             if finder.find(line).is_some() {
-                if let Some((id, reason)) = parse_record(line) {
-                    if id == call_id {
-                        return Ok(Some(reason));
-                    }
+                if let Some(found) = matches(line) {
+                    return Ok(Some(found));
                 }
             }
         }
@@ -288,6 +380,206 @@ pub fn find_from_end(path: &Path, call_id: &str) -> io::Result<Option<Value>> {
     Ok(None)
 }
 
+/// A reasons log followed as it grows, from its last lines on: what `watch` reads.
+///
+/// It reads only what is new at each [`Tail::read_new`], never the whole log, so starting on a log
+/// of any length costs the same. Lines are handed on whole: several writers append one line per
+/// write, and a line not yet ended waits for its end. A log truncated under it (rotated by
+/// copying and truncating) is read again from its start, even when it has grown past the old end
+/// before it is looked at again (the last bytes read are no longer where they were); a log
+/// replaced by another file (rotated by renaming) is read to its end, then the new file from its
+/// start: no line is lost or read twice.
+#[derive(Debug)]
+pub struct Tail {
+    path: PathBuf,
+    file: Option<File>,
+    /// How far the open file has been read.
+    position: u64,
+    /// The start of a line whose end has not been written yet.
+    partial: Vec<u8>,
+    /// The last bytes before `position`, as they were read: a file that no longer holds them
+    /// there was truncated and written again.
+    seen: Vec<u8>,
+}
+
+/// How many of the last bytes read a [`Tail`] checks are still in place.
+const SEEN: usize = 64;
+
+/// The longest line a [`Tail`] waits for the end of: a longer one is no record, and is dropped.
+const LONGEST_LINE: usize = 16 << 20;
+
+impl Tail {
+    /// Follows `path` from the start of its last `lines` lines (looking back at most
+    /// [`SEARCH_FROM_END`] bytes). A log that does not exist yet is followed from when it appears.
+    pub fn from_last_lines(path: &Path, lines: usize) -> io::Result<Tail> {
+        let mut tail = Tail {
+            path: path.to_owned(),
+            file: None,
+            position: 0,
+            partial: Vec::new(),
+            seen: Vec::new(),
+        };
+        let mut file = match File::open(path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(tail),
+            Err(error) => return Err(error),
+        };
+        tail.position = start_of_last_lines(&mut file, lines)?;
+        let before = tail.position.saturating_sub(SEEN as u64);
+        file.seek(SeekFrom::Start(before))?;
+        (&mut file)
+            .take(tail.position - before)
+            .read_to_end(&mut tail.seen)?;
+        tail.file = Some(file);
+        Ok(tail)
+    }
+
+    /// Where the log is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Hands each complete line written since the last call to `on_line` (without its line end),
+    /// and returns how many there were.
+    pub fn read_new(&mut self, on_line: &mut dyn FnMut(&[u8])) -> io::Result<usize> {
+        let mut count = 0;
+        loop {
+            let Some(file) = &mut self.file else {
+                match File::open(&self.path) {
+                    Ok(file) => {
+                        self.file = Some(file);
+                        self.position = 0;
+                        self.seen.clear();
+                        continue;
+                    }
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(count),
+                    Err(error) => return Err(error),
+                }
+            };
+            let length = file.metadata()?.len();
+            if length < self.position {
+                // Truncated: what is there now was written after the truncation.
+                self.position = 0;
+                self.partial.clear();
+                self.seen.clear();
+            }
+            if length > self.position {
+                let checked = self.seen.len() as u64;
+                file.seek(SeekFrom::Start(self.position - checked))?;
+                let mut block = Vec::new();
+                (&mut *file)
+                    .take(length - self.position + checked)
+                    .read_to_end(&mut block)?;
+                if block.get(..self.seen.len()) != Some(&self.seen[..]) {
+                    // Truncated and written again past the old end: all of it is new.
+                    self.position = 0;
+                    self.partial.clear();
+                    self.seen.clear();
+                    continue;
+                }
+                let block = &block[self.seen.len()..];
+                self.position += block.len() as u64;
+                self.seen.extend_from_slice(block);
+                let keep_from = self.seen.len().saturating_sub(SEEN);
+                self.seen.drain(..keep_from);
+                count += self.split_lines(block, on_line);
+            }
+            // Renamed away and replaced: this file is read to its end (above), then the new one.
+            if self.replaced()? {
+                self.file = None;
+                self.partial.clear();
+                self.seen.clear();
+                continue;
+            }
+            return Ok(count);
+        }
+    }
+
+    fn split_lines(&mut self, block: &[u8], on_line: &mut dyn FnMut(&[u8])) -> usize {
+        let mut count = 0;
+        let mut rest = block;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            if self.partial.is_empty() {
+                on_line(&rest[..end]);
+            } else {
+                self.partial.extend_from_slice(&rest[..end]);
+                on_line(&self.partial);
+                self.partial.clear();
+            }
+            count += 1;
+            rest = &rest[end + 1..];
+        }
+        self.partial.extend_from_slice(rest);
+        if self.partial.len() > LONGEST_LINE {
+            self.partial.clear();
+        }
+        count
+    }
+
+    /// Whether the path now names another file than the one open.
+    fn replaced(&self) -> io::Result<bool> {
+        let Some(file) = &self.file else {
+            return Ok(false);
+        };
+        let open = file.metadata()?;
+        let named = match fs::metadata(&self.path) {
+            Ok(named) => named,
+            // Renamed away and not yet replaced: keep reading the open one.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(error) => return Err(error),
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Ok((open.dev(), open.ino()) != (named.dev(), named.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(named.len() < open.len())
+        }
+    }
+}
+
+/// The offset where the last `lines` complete lines of a file start, looking back at most
+/// [`SEARCH_FROM_END`] bytes: reading a log's end costs the same however long the log is.
+fn start_of_last_lines(file: &mut File, lines: usize) -> io::Result<u64> {
+    const BLOCK: u64 = 64 * 1024;
+    let end = file.seek(SeekFrom::End(0))?;
+    let floor = end.saturating_sub(SEARCH_FROM_END);
+    // The last line end ends the last complete line: the one before it starts that line. (A
+    // torn line after it is read from there too, and waited for.)
+    let mut ends_seen: usize = 0;
+    let mut last_end_seen = false;
+    let mut position = end;
+    let mut block = Vec::new();
+    while position > floor {
+        let start = position.saturating_sub(BLOCK).max(floor);
+        block.resize((position - start) as usize, 0);
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block)?;
+        for at in memchr::memrchr_iter(b'\n', &block) {
+            let offset = start + at as u64;
+            if !last_end_seen {
+                last_end_seen = true;
+                continue;
+            }
+            ends_seen += 1;
+            if ends_seen == lines {
+                return Ok(offset + 1);
+            }
+        }
+        position = start;
+    }
+    // Fewer lines than asked for: all of them, from the first line that starts in the window.
+    if floor == 0 {
+        return Ok(0);
+    }
+    file.seek(SeekFrom::Start(floor))?;
+    let mut window = Vec::new();
+    file.take(BLOCK).read_to_end(&mut window)?;
+    Ok(memchr::memchr(b'\n', &window).map_or(end, |at| floor + at as u64 + 1))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -295,12 +587,13 @@ mod tests {
     use super::*;
 
     fn taken(tool: &str, call_id: &str, reason: Value) -> TakenReason {
-        TakenReason {
-            tool: tool.into(),
-            call_id: Some(call_id.into()),
-            request_id: None,
+        TakenReason::new(
+            tool.into(),
+            Some(call_id.into()),
+            None,
             reason,
-        }
+            &json!({"command": "ls"}),
+        )
     }
 
     #[test]
@@ -317,7 +610,7 @@ mod tests {
         assert_eq!(
             String::from_utf8(record.to_line()).unwrap(),
             "{\"time\":\"2026-12-01T00:00:00.000Z\",\"via\":\"proxy\",\"tool\":\"fs_write\",\
-             \"call_id\":\"toolu_1\",\"reason\":\"Save it\",\"request_id\":\"7\",\"session\":\"s1\"}\n"
+             \"call_id\":\"toolu_1\",\"reason\":\"Save it\",\"touched\":\"ls\",\"request_id\":\"7\",\"session\":\"s1\"}\n"
         );
     }
 

@@ -78,6 +78,15 @@ impl Status {
         }
     }
 
+    /// The status a reason gives a call whose arguments held it (as a reasons log records it,
+    /// whatever its value), and its text when it is a string.
+    pub fn of_reason(reason: &Value) -> (Status, Option<String>) {
+        Status::of_reason_field(match reason {
+            Value::String(text) => ReasonField::Text(text),
+            _ => ReasonField::NotText,
+        })
+    }
+
     /// The rule itself, on what the arguments hold where a reason would be: readers that keep
     /// JSON in another form than `Value` come here too.
     pub(crate) fn of_reason_field(field: ReasonField<'_>) -> (Status, Option<String>) {

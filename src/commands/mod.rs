@@ -8,11 +8,13 @@ mod extract;
 mod filter;
 mod gateway;
 mod hook;
+mod hook_install;
 mod proxy;
 mod reading;
 mod relay;
 mod report;
 mod stats;
+mod watch;
 
 pub use broken_pipe::is_broken_pipe;
 use reading::{reading, same_file};
@@ -22,7 +24,9 @@ use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use reasons::cli::{self, CheckArgs, Command, ExtractArgs, HookAgent, ReportArgs, StatsArgs};
+use reasons::cli::{
+    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, StatsArgs,
+};
 use reasons::reasons_log;
 use reasons::record::Status;
 use reasons::stats::GroupBy;
@@ -63,11 +67,18 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 augment: !args.no_augment,
                 strip: !args.no_strip,
             },
-            args.reasons_log.as_deref(),
+            args.reasons_log
+                .or_else(reasons_log::named_by_environment)
+                .as_deref(),
             io::stdin().lock(),
             io::stdout().lock(),
         ),
-        Command::Proxy(args) => proxy::run(&args.server, args.reasons_log.as_deref()),
+        Command::Proxy(args) => proxy::run(
+            &args.server,
+            args.reasons_log
+                .or_else(reasons_log::named_by_environment)
+                .as_deref(),
+        ),
         Command::Gateway(args) => gateway::run(gateway::Options {
             listen: args.listen,
             upstreams: args.upstream,
@@ -76,13 +87,63 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             verbose: args.verbose,
             restore: !args.no_restore,
         }),
+        Command::Watch(args) => {
+            let reasons_log = args.reasons_log.or_else(reasons_log::default_path);
+            // With no PATH, the usual local folders only when a person is at a terminal: a
+            // pipe's stdin is no session log to follow.
+            let sessions = if !args.paths.is_empty() || io::stdin().is_terminal() {
+                Some(args.paths)
+            } else {
+                None
+            };
+            if reasons_log.is_none() && sessions.is_none() {
+                bail!("nothing to watch: name a --reasons-log or session logs");
+            }
+            watch::run(
+                watch::Options {
+                    reasons_log,
+                    sessions,
+                    plain: args.plain,
+                },
+                io::stdout().is_terminal(),
+            )
+        }
         Command::Hook(args) => {
-            let HookAgent::ClaudeCode = args.agent;
+            let (agent, run) = match args.command {
+                HookCommand::ClaudeCode(run) => (hook::Agent::ClaudeCode, run),
+                HookCommand::Codex(run) => (hook::Agent::Codex, run),
+                HookCommand::GeminiCli(run) => (hook::Agent::GeminiCli, run),
+                HookCommand::Install(install) => {
+                    let options = hook_install::Options {
+                        agent: hook_agent(install.agent),
+                        file: install.file,
+                        reasons_log: install.reasons_log,
+                    };
+                    return with_stdout(|out| hook_install::install(options, out));
+                }
+                HookCommand::Uninstall(uninstall) => {
+                    let agent = hook_agent(uninstall.agent);
+                    return with_stdout(|out| hook_install::uninstall(agent, uninstall.file, out));
+                }
+            };
             // A hook never gets in the way: whatever goes wrong, the agent carries on.
-            let log = args.reasons_log.or_else(reasons_log::default_path);
-            hook::claude_code(io::stdin().lock(), io::stdout().lock(), log.as_deref());
+            let log = run.reasons_log.or_else(reasons_log::default_path);
+            hook::run(
+                agent,
+                io::stdin().lock(),
+                io::stdout().lock(),
+                log.as_deref(),
+            );
             Ok(ExitCode::Success)
         }
+    }
+}
+
+fn hook_agent(agent: HookAgent) -> hook::Agent {
+    match agent {
+        HookAgent::ClaudeCode => hook::Agent::ClaudeCode,
+        HookAgent::Codex => hook::Agent::Codex,
+        HookAgent::GeminiCli => hook::Agent::GeminiCli,
     }
 }
 

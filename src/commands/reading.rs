@@ -37,7 +37,11 @@ pub fn reading(
         bail!("--follow reads exactly one file");
     }
     let mut logs = input.reasons_log;
-    if logs.is_empty() && expanded.local {
+    // A log named by `REASONS_LOG` is joined like one given with --reasons-log (once it exists:
+    // the variable may be set before any gateway wrote to it); the default one only with the
+    // usual local folders, whose sessions it may hold.
+    let named = reasons_log::named_by_environment();
+    if logs.is_empty() && (expanded.local || named.is_some()) {
         if let Some(default) = reasons_log::default_path().filter(|path| path.is_file()) {
             crate::messages::message!("joining {}", default.display());
             logs.push(default);

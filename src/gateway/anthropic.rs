@@ -93,12 +93,13 @@ impl MessageStream {
             out.bytes.extend_from_slice(&held);
             return;
         };
-        out.reasons.push(TakenReason {
-            tool: block.name,
-            call_id: block.id,
-            request_id: None,
+        out.reasons.push(TakenReason::new(
+            block.name,
+            block.id,
+            None,
             reason,
-        });
+            &Value::from(stripped.as_str()),
+        ));
         // Input that came whole in the start lost its reason there.
         if !self.strip || block.json.trim().is_empty() {
             out.bytes.extend_from_slice(&held);

@@ -54,12 +54,13 @@ impl ChunkStream {
         let mut arguments = call.arguments;
         if self.tracked.contains(&call.name) {
             if let Some((reason, stripped)) = strip_arguments_text(&arguments) {
-                out.reasons.push(TakenReason {
-                    tool: call.name,
-                    call_id: call.id,
-                    request_id: None,
+                out.reasons.push(TakenReason::new(
+                    call.name,
+                    call.id,
+                    None,
                     reason,
-                });
+                    &Value::from(stripped.as_str()),
+                ));
                 if call.with.held {
                     arguments = stripped;
                 }

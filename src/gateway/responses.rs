@@ -61,12 +61,13 @@ impl EventStream {
             out.bytes.extend_from_slice(&item.held);
             return None;
         };
-        let taken = TakenReason {
-            tool: item.tool,
-            call_id: item.call_id,
-            request_id: None,
+        let taken = TakenReason::new(
+            item.tool,
+            item.call_id,
+            None,
             reason,
-        };
+            &Value::from(stripped.as_str()),
+        );
         self.note(taken, Some(item_id), out);
         match item.first_delta {
             Some(mut delta) => {

@@ -13,7 +13,7 @@
 //! Nothing here decides anything on what a reason says: it is a claim by the model, for a human.
 
 use std::collections::BTreeSet;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::mem;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{json, Map, Value};
 
 use crate::apis::{gemini_group, Api};
+use crate::visible::visible;
 
 pub mod wire;
 
@@ -294,30 +295,43 @@ pub struct TakenReason {
     pub request_id: Option<String>,
     /// The reason, whatever its value.
     pub reason: Value,
+    /// What the call touched ([`crate::touched::summary`] of its arguments), so that wherever
+    /// the reason goes, the call it explains goes with it.
+    pub touched: String,
 }
 
-/// `tool: reason`, on one line, for the human watching. Control characters are escaped so that a
-/// model's text can neither break the line nor drive the terminal.
+impl TakenReason {
+    /// The reason taken off a call to `tool` whose `arguments` (an object, or JSON text holding
+    /// one) remain.
+    pub fn new(
+        tool: String,
+        call_id: Option<String>,
+        request_id: Option<String>,
+        reason: Value,
+        arguments: &Value,
+    ) -> TakenReason {
+        TakenReason {
+            touched: crate::touched::summary(arguments),
+            tool,
+            call_id,
+            request_id,
+            reason,
+        }
+    }
+}
+
+/// `tool: reason`, on one line, for the human watching. What a terminal would interpret is shown
+/// as visible marks ([`crate::visible`]) so that a model's text can neither break the line nor
+/// drive the terminal.
 impl fmt::Display for TakenReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_escaped(f, &self.tool)?;
+        f.write_str(&visible(&self.tool))?;
         f.write_str(": ")?;
         match &self.reason {
-            Value::String(text) => write_escaped(f, text),
-            other => write_escaped(f, &other.to_string()),
+            Value::String(text) => f.write_str(&visible(text)),
+            other => f.write_str(&visible(&other.to_string())),
         }
     }
-}
-
-fn write_escaped(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    for c in text.chars() {
-        if c.is_control() {
-            write!(f, "{}", c.escape_default())?;
-        } else {
-            f.write_char(c)?;
-        }
-    }
-    Ok(())
 }
 
 /// [`strip_call`] in place, noting the reason taken off with the tool and the call's ids.
@@ -338,12 +352,10 @@ pub fn strip_noting(call: &mut Value, tracked: &ToolNames, taken: &mut Vec<Taken
     *call = stripped.call;
     match stripped.reason {
         Some(reason) => {
-            taken.push(TakenReason {
-                tool,
-                call_id,
-                request_id,
-                reason,
-            });
+            let arguments = envelope.arguments(call).unwrap_or(&Value::Null);
+            taken.push(TakenReason::new(
+                tool, call_id, request_id, reason, arguments,
+            ));
             true
         }
         None => false,

@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use reasons::record::CallRecord;
 
 use super::cells::csv_field;
-use super::summary::touched;
 use super::writer::Writer;
+use reasons::touched::summary;
 
 pub struct DelimitedWriter {
     delimiter: u8,
@@ -72,7 +72,7 @@ impl Writer<CallRecord> for DelimitedWriter {
             self.header_written = true;
         }
         let line = record.line.to_string();
-        let touched = record.arguments.as_ref().map(touched).unwrap_or_default();
+        let touched = record.arguments.as_ref().map(summary).unwrap_or_default();
         let arguments = record
             .arguments
             .as_ref()

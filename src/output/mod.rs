@@ -8,7 +8,6 @@ mod delimited;
 mod findings;
 mod jsonl;
 mod records;
-mod summary;
 mod table;
 mod writer;
 
@@ -17,7 +16,6 @@ use reasons::stats::Report;
 pub use coverage::StatsFormat;
 pub use findings::{CheckFormat, Finding};
 pub use records::{record_writer, ExtractFormat, WriterOptions};
-pub use summary::touched;
 pub use writer::Writer;
 
 /// The writer of `check`'s findings for `format`.

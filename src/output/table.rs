@@ -9,9 +9,9 @@ use std::io::{self, Write};
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, Width};
 use reasons::record::CallRecord;
 
-use super::cells::{reason_text, TABLE_STYLE};
-use super::summary::touched;
+use super::cells::{cell_text, reason_text, TABLE_STYLE};
 use super::writer::Writer;
+use reasons::touched::summary;
 
 pub struct TableWriter {
     width: u16,
@@ -61,13 +61,13 @@ impl Writer<CallRecord> for TableWriter {
             if self.source.is_some() {
                 writeln!(out)?;
             }
-            writeln!(out, "{}", record.source)?;
+            writeln!(out, "{}", cell_text(&record.source))?;
             self.source = Some(record.source.clone());
         }
-        let touched = record.arguments.as_ref().map(touched).unwrap_or_default();
+        let touched = record.arguments.as_ref().map(summary).unwrap_or_default();
         self.rows.push([
             record.line.to_string(),
-            record.tool.clone(),
+            cell_text(&record.tool),
             touched,
             reason_text(record),
         ]);

@@ -9,7 +9,6 @@
 mod charts;
 mod diff;
 mod json;
-mod touched;
 
 use std::io::{self, Write};
 
@@ -23,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 use crate::output::Writer;
 use json::{thousands, Long, Pretty};
-use touched::View;
+use reasons::touched::{self, View};
 
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");

@@ -317,10 +317,11 @@ fn reasons_log_appends_json_lines_instead_of_stderr() {
         assert!(output.stderr.is_empty());
     }
     let records = read_reasons_log(&log);
+    // Each record says what the call touched beside its reason.
     let first = json!({"via": "filter", "tool": "fs_write", "call_id": null, "reason": REASON,
-        "request_id": "2"});
+        "touched": "draft.md", "request_id": "2"});
     let second = json!({"via": "filter", "tool": "fs_write", "call_id": "toolu_1",
-        "reason": "bare"});
+        "reason": "bare", "touched": ""});
     assert_eq!(records, [first.clone(), second.clone(), first, second]);
 }
 

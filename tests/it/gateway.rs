@@ -155,10 +155,14 @@ fn assert_declares_reason(received: &Value) {
     assert_eq!(tool["input_schema"]["required"], json!(["command"]));
 }
 
-fn assert_logged(gateway: &Gateway, call_id: &str) {
+/// The log holds one record: the Bash call's reason, beside the command it touched.
+fn assert_logged(gateway: &Gateway, call_id: &str, touched: &str) {
     assert_eq!(
         read_reasons_log(&gateway.log),
-        [json!({"via": "gateway", "tool": "Bash", "call_id": call_id, "reason": REASON})]
+        [
+            json!({"via": "gateway", "tool": "Bash", "call_id": call_id, "reason": REASON,
+            "touched": touched})
+        ]
     );
 }
 
@@ -175,7 +179,7 @@ fn a_plain_answer_loses_the_reason_that_goes_to_the_log() {
     );
     assert_eq!(answer["content"][0]["text"], "Let me look for it.");
     assert_declares_reason(&upstream.received()[0].json());
-    assert_logged(&gateway, "toolu_01");
+    assert_logged(&gateway, "toolu_01", "find . -name '*.yml'");
     assert!(gateway
         .stderr_once(REASON)
         .contains(&format!("Bash: {REASON}\n")));
@@ -262,7 +266,7 @@ fn a_streamed_answer_holds_back_only_the_calls_fragments() {
         .collect();
     assert_eq!(others, expected.iter().collect::<Vec<_>>());
     assert_declares_reason(&upstream.received()[0].json());
-    assert_logged(&gateway, "toolu_01");
+    assert_logged(&gateway, "toolu_01", "find . -name '*.yml'");
 }
 
 #[test]
@@ -617,7 +621,7 @@ fn malformed_events_pass_as_they_came() {
     assert!(reply.complete);
     let passed = b"data: {oops\n\ndata: \xff\xfe";
     assert!(reply.body.windows(passed.len()).any(|w| w == passed));
-    assert_logged(&gateway, "toolu_m");
+    assert_logged(&gateway, "toolu_m", "ls");
 }
 
 #[test]
@@ -753,5 +757,5 @@ fn a_calls_input_whole_in_its_block_start_loses_the_reason_there() {
         .map(|event| event["content_block"]["input"].clone())
         .collect();
     assert_eq!(started, [json!({"command": "ls"})]);
-    assert_logged(&gateway, "toolu_w");
+    assert_logged(&gateway, "toolu_w", "ls");
 }

@@ -23,3 +23,4 @@ mod stats;
 mod streamed_calls;
 mod upstream;
 mod util;
+mod watch;

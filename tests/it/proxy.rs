@@ -468,9 +468,9 @@ fn reasons_log_takes_the_reasons_instead_of_stderr() {
         read_reasons_log(&log),
         [
             json!({"via": "proxy", "tool": "echo", "call_id": null, "reason": "Logged",
-                "request_id": "2"}),
+                "touched": "text=t", "request_id": "2"}),
             json!({"via": "proxy", "tool": "echo", "call_id": "toolu_01", "reason": "Joined",
-                "request_id": "3"}),
+                "touched": "text=t", "request_id": "3"}),
         ]
     );
 }

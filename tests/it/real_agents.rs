@@ -240,7 +240,8 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
     assert_eq!(
         read_reasons_log(&gateway.log),
         ["create", "stream", "raw", "whole"].map(|way| json!({"via": "gateway", "tool": "Bash",
-                "call_id": format!("toolu_{way}"), "reason": SDK_REASON}))
+                "call_id": format!("toolu_{way}"), "reason": SDK_REASON,
+                "touched": "find . -name '*.yml'"}))
     );
 }
 
@@ -269,19 +270,38 @@ impl ClaudeCode {
         let claude = part("npm/node_modules/.bin/claude");
         let home = tempfile::tempdir().expect("a HOME");
         let cwd = tempfile::tempdir().expect("a working folder");
-        let hook = format!(
-            "'{}' hook claude-code --reasons-log '{}'",
-            env!("CARGO_BIN_EXE_reasons"),
-            arg(&gateway.log)
+        // The hook as a person installs it: one command, into a HOME with no settings yet.
+        let installed = reasons()
+            .args([
+                "hook",
+                "install",
+                "claude-code",
+                "--reasons-log",
+                arg(&gateway.log),
+            ])
+            .env("HOME", home.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .expect("reasons runs");
+        assert!(
+            installed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&installed.stderr)
         );
-        let settings = json!({"hooks": {"PreToolUse": [
-            {"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]}});
-        std::fs::create_dir(home.path().join(".claude")).unwrap();
-        std::fs::write(
-            home.path().join(".claude/settings.json"),
-            settings.to_string(),
+        let settings: Value = serde_json::from_slice(
+            &std::fs::read(home.path().join(".claude/settings.json")).expect("settings written"),
         )
         .unwrap();
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            format!(
+                "{} hook claude-code --reasons-log {}",
+                std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons"))
+                    .unwrap()
+                    .display(),
+                gateway.log.display()
+            )
+        );
         let mut command = Command::new(claude);
         command
             .args([
@@ -437,7 +457,7 @@ fn real_claude_code_runs_a_bash_call_whose_reason_the_gateway_took_to_the_log_an
     assert_eq!(
         read_reasons_log(&gateway.log),
         [json!({"via": "gateway", "tool": "Bash", "call_id": BASH_ID,
-            "reason": BASH_REASON, "session": claude.session()})]
+            "reason": BASH_REASON, "touched": "echo hello-from-stub", "session": claude.session()})]
     );
     // The hook found it there, and Claude Code showed it.
     assert_eq!(
@@ -561,9 +581,13 @@ fn real_claude_code_runs_parallel_calls_each_with_its_own_logged_reason() {
     }
     assert_eq!(
         read_reasons_log(&gateway.log),
-        [("toolu_real_one", "First"), ("toolu_real_two", "Second")].map(|(id, reason)| {
+        [
+            ("toolu_real_one", "First", "echo one"),
+            ("toolu_real_two", "Second", "echo two"),
+        ]
+        .map(|(id, reason, touched)| {
             json!({"via": "gateway", "tool": "Bash", "call_id": id, "reason": reason,
-                "session": claude.session()})
+                "touched": touched, "session": claude.session()})
         })
     );
 }
@@ -608,7 +632,7 @@ fn real_claude_code_falls_back_to_a_plain_answer_which_the_gateway_strips_too() 
     assert_eq!(
         read_reasons_log(&gateway.log),
         [json!({"via": "gateway", "tool": "Bash", "call_id": BASH_ID,
-            "reason": BASH_REASON, "session": claude.session()})]
+            "reason": BASH_REASON, "touched": "echo hello-from-stub", "session": claude.session()})]
     );
     assert_eq!(
         claude.hook_message(BASH_ID),
@@ -739,14 +763,24 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
         })
         .collect();
     let expected = [
-        ("mcp__everything__echo", ECHO_ID, ECHO_REASON),
-        ("mcp__fixture__echo", FIXTURE_ID, FIXTURE_REASON),
+        (
+            "mcp__everything__echo",
+            ECHO_ID,
+            ECHO_REASON,
+            "message=hi-from-stub",
+        ),
+        (
+            "mcp__fixture__echo",
+            FIXTURE_ID,
+            FIXTURE_REASON,
+            "text=hi-from-stub",
+        ),
     ]
-    .map(|(tool, id, reason)| match servers {
+    .map(|(tool, id, reason, touched)| match servers {
         Servers::Proxied => json!({"via": "proxy", "tool": "echo", "call_id": id,
-            "reason": reason}),
+            "reason": reason, "touched": touched}),
         Servers::Direct => json!({"via": "gateway", "tool": tool, "call_id": id,
-            "reason": reason, "session": claude.session()}),
+            "reason": reason, "touched": touched, "session": claude.session()}),
     });
     assert_eq!(logged, expected);
     // The hook showed each reason: from the call's input behind the proxy, else from the log.
@@ -839,6 +873,7 @@ fn tool_search_session(servers: Servers) -> (Vec<Value>, Gateway, ClaudeCode) {
     assert!(
         read_reasons_log(&gateway.log).contains(&json!({"via": "gateway",
         "tool": "ToolSearch", "call_id": SEARCH_ID, "reason": SEARCH_REASON,
+        "touched": "select:mcp__everything__echo,mcp__fixture__echo",
         "session": claude.session()}))
     );
     // Once loaded, the MCP tools are declared in full, with `defer_loading`.

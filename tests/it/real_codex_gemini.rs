@@ -252,7 +252,7 @@ fn real_openai_sdk_gets_calls_without_the_reason_chat_and_responses_plain_and_st
     assert_eq!(
         read_reasons_log(&gateway.log),
         ways.map(|way| json!({"via": "gateway", "tool": "exec_command",
-            "call_id": format!("call_{way}"), "reason": SDK_REASON}))
+            "call_id": format!("call_{way}"), "reason": SDK_REASON, "touched": "ls -l"}))
     );
 }
 
@@ -330,9 +330,9 @@ fn real_genai_sdk_gets_function_calls_without_the_reason_plain_and_streamed() {
         read_reasons_log(&gateway.log),
         [
             json!({"via": "gateway", "tool": "run_shell_command", "call_id": "gc_plain",
-                "reason": SDK_REASON}),
+                "reason": SDK_REASON, "touched": "ls -l"}),
             json!({"via": "gateway", "tool": "run_shell_command", "call_id": null,
-                "reason": SDK_REASON}),
+                "reason": SDK_REASON, "touched": "ls -l"}),
         ]
     );
 }
@@ -389,6 +389,13 @@ struct Codex {
 
 impl Codex {
     fn run(gateway: &Gateway) -> Codex {
+        Codex::run_with(gateway, false)
+    }
+
+    /// A run with `reasons hook codex` installed by `reasons hook install codex` when `hook`, and
+    /// trusted for this run only (`--dangerously-bypass-hook-trust`: a headless run cannot be
+    /// asked).
+    fn run_with(gateway: &Gateway, hook: bool) -> Codex {
         let codex = part("npm/node_modules/.bin/codex");
         let home = tempfile::tempdir().expect("a CODEX_HOME");
         let work = tempfile::tempdir().expect("a working folder");
@@ -400,14 +407,19 @@ impl Codex {
         );
         std::fs::write(home.path().join("config.toml"), config).unwrap();
         let mut command = Command::new(codex);
+        command.args([
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--json",
+        ]);
+        if hook {
+            install_hook("codex", &[("CODEX_HOME", home.path())], &gateway.log);
+            record_hook(&home.path().join("hooks.json"), "PreToolUse", home.path());
+            command.arg("--dangerously-bypass-hook-trust");
+        }
         command
-            .args([
-                "exec",
-                "--skip-git-repo-check",
-                "--dangerously-bypass-approvals-and-sandbox",
-                "--json",
-                "Print the marker in the shell, then say done.",
-            ])
+            .arg("Print the marker in the shell, then say done.")
             .current_dir(work.path())
             // Nothing of this machine's own setup: only what the run is given.
             .env_clear()
@@ -449,6 +461,60 @@ impl Codex {
     fn rollout(&self) -> PathBuf {
         only_jsonl(&self.home.path().join("sessions"), "rollout-")
     }
+}
+
+/// Runs `reasons hook install AGENT --reasons-log LOG` with `env`, and checks what it says.
+fn install_hook(agent: &str, env: &[(&str, &Path)], log: &Path) {
+    let mut command = reasons();
+    command.args(["hook", "install", agent, "--reasons-log", arg(log)]);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("reasons runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.starts_with("Added the "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("reasons hook uninstall {agent}")),
+        "{stdout}"
+    );
+}
+
+/// Wraps the hook command `reasons hook install` wrote into `settings` (the last group of
+/// `event`), exactly as written, so that what the agent gives it and what it answers are kept in
+/// `dir` as `hook-in.json` and `hook-out.json`: neither Codex's `exec` nor Gemini CLI's `-p`
+/// shows a hook's `systemMessage` anywhere a test can read (the interactive interfaces do).
+fn record_hook(settings: &Path, event: &str, dir: &Path) {
+    let mut value: Value = serde_json::from_slice(&std::fs::read(settings).unwrap()).unwrap();
+    let handler = value["hooks"][event]
+        .as_array_mut()
+        .and_then(|groups| groups.last_mut())
+        .map(|group| &mut group["hooks"][0])
+        .expect("the installed hook");
+    let command = handler["command"].as_str().unwrap().to_owned();
+    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons")).unwrap();
+    assert!(
+        command.starts_with(&format!("{} hook ", binary.display())),
+        "the hook runs this binary by its absolute path: {command}"
+    );
+    let (input, output) = (dir.join("hook-in.json"), dir.join("hook-out.json"));
+    handler["command"] = json!(format!(
+        "tee {} | {command} | tee {}",
+        input.display(),
+        output.display()
+    ));
+    std::fs::write(settings, value.to_string()).unwrap();
+}
+
+/// What the recorded hook (see [`record_hook`]) was given and answered.
+fn recorded_hook(dir: &Path) -> (Value, String) {
+    let input = std::fs::read(dir.join("hook-in.json")).expect("the hook ran");
+    let output = std::fs::read_to_string(dir.join("hook-out.json")).expect("the hook ran");
+    (serde_json::from_slice(&input).expect("JSON in"), output)
 }
 
 /// What a Codex run through `gateway` shows: the declaration, the call's output coming back, the
@@ -550,7 +616,7 @@ fn codex_session(strip: bool) {
         read_reasons_log(&gateway.log),
         [
             json!({"via": "gateway", "tool": "exec_command", "call_id": CODEX_CALL,
-            "reason": CODEX_REASON, "session": thread})
+            "reason": CODEX_REASON, "touched": MARKER_COMMAND, "session": thread})
         ]
     );
     let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&rollout)]);
@@ -570,6 +636,54 @@ fn codex_session(strip: bool) {
         if strip { "log" } else { "call" },
         "{record}"
     );
+}
+
+/// A Codex run with the hook installed by `reasons hook install codex`: the hook ran on Codex's
+/// real `PreToolUse` payload, found the model's reason (in the log by `tool_use_id` when the
+/// gateway stripped it, in the call's input with `--no-strip`), and Codex showed its message;
+/// the call still ran.
+fn codex_hook_session(strip: bool) {
+    let upstream = Upstream::start(codex_model);
+    let gateway = Gateway::start(&upstream.url(), if strip { &[] } else { &["--no-strip"] });
+    let codex = Codex::run_with(&gateway, true);
+    let requests = responses_requests(&upstream);
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let output = requests[1]["input"]
+        .as_array()
+        .expect("input")
+        .iter()
+        .find(|item| item["type"] == "function_call_output" && item["call_id"] == CODEX_CALL)
+        .cloned()
+        .expect("the call's output");
+    assert!(
+        output.to_string().contains(MARKER),
+        "the call ran: {output}"
+    );
+    // Codex gave the hook its real `PreToolUse` payload (its shell tool is `Bash` to hooks),
+    // and the hook answered with the model's reason, found under the call's `tool_use_id`.
+    let (input, output) = recorded_hook(codex.home.path());
+    assert_eq!(input["hook_event_name"], "PreToolUse", "{input}");
+    assert_eq!(input["tool_use_id"], CODEX_CALL, "{input}");
+    assert_eq!(input["tool_name"], "Bash", "{input}");
+    assert_eq!(
+        output,
+        format!(
+            "{}\n",
+            json!({"systemMessage": format!("model's reason for Bash: {CODEX_REASON}")})
+        )
+    );
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_codex_shows_the_logged_reason_through_the_installed_hook() {
+    codex_hook_session(true);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_codex_shows_the_reason_in_the_call_through_the_installed_hook_with_no_strip() {
+    codex_hook_session(false);
 }
 
 #[test]
@@ -642,6 +756,12 @@ struct GeminiCli {
 
 impl GeminiCli {
     fn run(gateway: &Gateway) -> GeminiCli {
+        GeminiCli::run_with(gateway, false)
+    }
+
+    /// A run with `reasons hook gemini-cli` installed by `reasons hook install gemini-cli`
+    /// when `hook`, merged into the settings the run needs.
+    fn run_with(gateway: &Gateway, hook: bool) -> GeminiCli {
         let gemini = part("npm/node_modules/.bin/gemini");
         let home = tempfile::tempdir().expect("a HOME");
         let work = tempfile::tempdir().expect("a working folder");
@@ -653,6 +773,13 @@ impl GeminiCli {
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )
         .unwrap();
+        if hook {
+            install_hook("gemini-cli", &[("HOME", home.path())], &gateway.log);
+            let settings = home.path().join(".gemini/settings.json");
+            let merged: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+            assert_eq!(merged["security"]["auth"]["selectedType"], "gemini-api-key");
+            record_hook(&settings, "BeforeTool", home.path());
+        }
         let mut command = Command::new(gemini);
         command
             // Without --yolo, non-interactive mode does not even declare its shell tool.
@@ -820,9 +947,51 @@ fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
         read_reasons_log(&gateway.log),
         [
             json!({"via": "gateway", "tool": "run_shell_command", "call_id": null,
-            "reason": GEMINI_REASON})
+            "reason": GEMINI_REASON, "touched": MARKER_COMMAND})
         ]
     );
+}
+
+/// Gemini CLI with the hook installed by `reasons hook install gemini-cli`: the hook runs on the
+/// CLI's real `BeforeTool` payload and answers with the model's reason, from the call's input
+/// with `--no-strip`, or (stripped: `BeforeTool` sends no call id) from the log by what the call
+/// touched; the call still runs.
+fn gemini_hook_session(strip: bool) {
+    let upstream = Upstream::start(gemini_model(strip.then_some("gc_reasons_1")));
+    let gateway = Gateway::start(&upstream.url(), if strip { &[] } else { &["--no-strip"] });
+    let cli = GeminiCli::run_with(&gateway, true);
+    assert_eq!(cli.stdout.trim(), FINAL);
+    let (input, output) = recorded_hook(cli.home.path());
+    assert_eq!(input["hook_event_name"], "BeforeTool", "{input}");
+    assert_eq!(input["tool_name"], "run_shell_command", "{input}");
+    assert_eq!(input["tool_input"]["command"], MARKER_COMMAND, "{input}");
+    assert_eq!(
+        output,
+        format!(
+            "{}\n",
+            json!({"systemMessage":
+                format!("model's reason for run_shell_command: {GEMINI_REASON}")})
+        )
+    );
+    // The call ran: its response went back to the model.
+    let responses = upstream
+        .received()
+        .iter()
+        .filter(|request| has_function_response(&request.json()))
+        .count();
+    assert!(responses > 0, "the shell call ran");
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_gemini_cli_shows_the_reason_through_the_installed_hook_with_no_strip() {
+    gemini_hook_session(false);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_gemini_cli_shows_the_logged_reason_through_the_installed_hook() {
+    gemini_hook_session(true);
 }
 
 #[test]
@@ -838,7 +1007,7 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
         read_reasons_log(&gateway.log),
         [
             json!({"via": "gateway", "tool": "run_shell_command", "call_id": "gc_reasons_1",
-            "reason": GEMINI_REASON})
+            "reason": GEMINI_REASON, "touched": MARKER_COMMAND})
         ]
     );
     let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&session)]);

@@ -1,0 +1,88 @@
+//! Text from a log, made safe to put on a terminal: the one rule for every place that shows a
+//! model's reason, a command or a path to a person (`watch`, `extract`'s table, the hooks'
+//! messages, the layer's `tool: reason` lines).
+//!
+//! A model's reason is untrusted text (a poisoned document can make it anything), and so is what
+//! a call touched. A terminal interprets escape sequences (`ESC [ 2 J` clears the screen, OSC 8
+//! makes a link whose target is not its text), a carriage return lets a line overwrite itself,
+//! and a bidirectional override shows characters in another order than they are. Each such
+//! character is shown as a visible mark instead, so what the person reads is what the log holds.
+//!
+//! ```
+//! use reasons::visible::visible;
+//!
+//! assert_eq!(visible("rm -rf /\u{1b}[2J\rls"), "rm -rf /␛[2J␍ls");
+//! assert_eq!(visible("txt.\u{202e}exe"), "txt.<U+202E>exe");
+//! assert_eq!(visible("plain text, ünïcode"), "plain text, ünïcode");
+//! ```
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// `text` with every character a terminal would interpret shown as a visible mark: C0 controls
+/// (tab and line ends included, so the text stays on its line) and DEL as their Unicode control
+/// pictures (`␛`, `␍`, `␊`, `␡`), C1 controls (a lone `U+009B` is a CSI on some terminals) and
+/// bidirectional controls as `<U+XXXX>`. Other text is returned as it is, without a copy.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_a_mark) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\u{0}'..='\u{1f}' => {
+                shown.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('�'));
+            }
+            '\u{7f}' => shown.push('␡'),
+            c if needs_a_mark(c) => {
+                let _ = write!(shown, "<U+{:04X}>", u32::from(c));
+            }
+            c => shown.push(c),
+        }
+    }
+    Cow::Owned(shown)
+}
+
+/// Whether a terminal would do something with `c` other than show it.
+fn needs_a_mark(c: char) -> bool {
+    c.is_control() || is_bidi_control(c)
+}
+
+/// The explicit bidirectional formatting characters: embeddings and overrides (U+202A–U+202E),
+/// isolates (U+2066–U+2069), and the marks (U+200E, U+200F, U+061C), which reorder text as well.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_carriage_returns_and_line_ends_are_marks() {
+        assert_eq!(visible("a\u{1b}[2Jb"), "a␛[2Jb");
+        assert_eq!(
+            visible("\u{1b}]8;;https://evil\u{1b}\\docs\u{1b}]8;;\u{1b}\\"),
+            "␛]8;;https://evil␛\\docs␛]8;;␛\\"
+        );
+        assert_eq!(visible("safe\rrm -rf"), "safe␍rm -rf");
+        assert_eq!(visible("one\ntwo\tthree\u{7}"), "one␊two␉three␇");
+        assert_eq!(visible("\u{7f}\u{0}"), "␡␀");
+    }
+
+    #[test]
+    fn c1_controls_and_bidirectional_controls_are_named() {
+        assert_eq!(visible("a\u{9b}2Jb"), "a<U+009B>2Jb");
+        for c in ('\u{202a}'..='\u{202e}').chain('\u{2066}'..='\u{2069}') {
+            let shown = visible(&format!("x{c}y")).into_owned();
+            assert_eq!(shown, format!("x<U+{:04X}>y", u32::from(c)));
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_not_copied() {
+        for text in ["", "ls -la", "Überprüfe die Datei", "日本語", "emoji 🦀"] {
+            assert!(matches!(visible(text), Cow::Borrowed(same) if same == text));
+        }
+    }
+}

@@ -1,0 +1,674 @@
+//! Watching an agent: `reasons watch --plain`, the hooks as the agents run them, `reasons hook
+//! install`, REASONS_LOG, and logs that try to drive the terminal.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::util::{arg, claude_call, lines_of, log_file, reasons, run, run_with_stdin};
+
+/// A reasons-log line as the gateway writes it.
+fn logged(id: &str, tool: &str, touched: &str, reason: &str) -> String {
+    json!({"time": "2026-12-01T10:11:12.000Z", "via": "gateway", "tool": tool, "call_id": id,
+        "reason": reason, "touched": touched})
+    .to_string()
+}
+
+fn append(path: &Path, lines: &[String]) {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .unwrap();
+    for line in lines {
+        file.write_all(format!("{line}\n").as_bytes()).unwrap();
+    }
+}
+
+/// `reasons watch --plain ARGS`, its lines read as they come.
+struct Watch {
+    child: Child,
+    lines: Receiver<String>,
+    /// What it said on stderr, read as it comes so that it never blocks on a full pipe.
+    messages: Receiver<String>,
+}
+
+impl Watch {
+    fn start(args: &[&str]) -> Watch {
+        let mut child = reasons()
+            .args(["watch", "--plain"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("reasons watch starts");
+        let lines = lines_of(child.stdout.take().unwrap());
+        let messages = lines_of(child.stderr.take().unwrap());
+        Watch {
+            child,
+            lines,
+            messages,
+        }
+    }
+
+    #[track_caller]
+    fn next(&self) -> String {
+        match self.lines.recv_timeout(Duration::from_secs(10)) {
+            Ok(line) => line,
+            Err(_) => {
+                let said: Vec<String> = self.messages.try_iter().collect();
+                panic!("watch wrote no next call; it said {said:?}")
+            }
+        }
+    }
+
+    #[track_caller]
+    fn nothing_more(&self) {
+        assert_eq!(
+            self.lines.recv_timeout(Duration::from_millis(700)).ok(),
+            None
+        );
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn watch_plain_shows_the_last_calls_then_each_new_one_with_what_it_touched_first() {
+    let lines: Vec<String> = (0..30)
+        .map(|n| {
+            logged(
+                &format!("t{n}"),
+                "Bash",
+                &format!("echo {n}"),
+                &format!("Say {n}"),
+            )
+        })
+        .collect();
+    let (_dir, log) = log_file("reasons.jsonl", &lines);
+    let watch = Watch::start(&["--reasons-log", arg(&log)]);
+    // The last ten of a long log, not its whole history.
+    let first = watch.next();
+    assert_eq!(
+        first,
+        "10:11:12  gateway  Bash  echo 20  — model's reason: Say 20"
+    );
+    for n in 21..30 {
+        assert!(watch.next().contains(&format!("echo {n}")));
+    }
+    append(&log, &[logged("new", "Edit", "src/a.rs", "Fix the total")]);
+    assert_eq!(
+        watch.next(),
+        "10:11:12  gateway  Edit  src/a.rs  — model's reason: Fix the total"
+    );
+    watch.nothing_more();
+}
+
+#[test]
+fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("reasons.jsonl");
+    fs::write(&log, "").unwrap();
+    let session = dir.path().join("session.jsonl");
+    fs::write(&session, "").unwrap();
+    let watch = Watch::start(&["--reasons-log", arg(&log), arg(&session)]);
+    // The gateway logs the reason, then the agent records the call without it: one call.
+    append(
+        &log,
+        &[logged("toolu_1", "Bash", "cargo test", "Run the tests")],
+    );
+    assert_eq!(
+        watch.next(),
+        "10:11:12  gateway  Bash  cargo test  — model's reason: Run the tests"
+    );
+    append(
+        &session,
+        &[claude_call(
+            "sess-abcdef123",
+            "toolu_1",
+            "Bash",
+            json!({"command": "cargo test"}),
+        )],
+    );
+    // A call the layer never saw: no reason, in words.
+    append(
+        &session,
+        &[claude_call(
+            "sess-abcdef123",
+            "toolu_2",
+            "Read",
+            json!({"file_path": "/w/a.rs"}),
+        )],
+    );
+    assert_eq!(
+        watch.next(),
+        "09:00:00  claude-code sess-abc  Read  /w/a.rs  — no reason"
+    );
+    watch.nothing_more();
+}
+
+#[test]
+fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
+    let (dir, log) = log_file("reasons.jsonl", &[logged("a", "Bash", "one", "First")]);
+    let watch = Watch::start(&["--reasons-log", arg(&log)]);
+    assert!(watch.next().contains("First"));
+    // Truncated in place (copytruncate), then written again past the old end before watch
+    // looks again, or after it has.
+    fs::write(&log, "").unwrap();
+    append(
+        &log,
+        &[logged(
+            "b",
+            "Bash",
+            "two",
+            "Second, much longer than the first",
+        )],
+    );
+    assert!(watch.next().contains("Second"));
+    fs::write(&log, "").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    append(&log, &[logged("b2", "Bash", "two", "Again")]);
+    assert!(watch.next().contains("Again"));
+    // Renamed away and replaced: the old file's last line, then the new file's.
+    append(&log, &[logged("c", "Bash", "three", "Third")]);
+    fs::rename(&log, dir.path().join("reasons.jsonl.1")).unwrap();
+    append(&log, &[logged("d", "Bash", "four", "Fourth")]);
+    let (third, fourth) = (watch.next(), watch.next());
+    assert!(third.contains("Third"), "{third}");
+    assert!(fourth.contains("Fourth"), "{fourth}");
+    // A line written in two pieces is one call, shown once it is whole.
+    let line = logged("e", "Bash", "five", "Fifth");
+    let (start, end) = line.split_at(20);
+    let mut file = OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(start.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    file.write_all(format!("{end}\n").as_bytes()).unwrap();
+    assert!(watch.next().contains("Fifth"));
+    watch.nothing_more();
+}
+
+#[test]
+fn watch_plain_shows_control_sequences_as_marks() {
+    let hostile = logged(
+        "t1",
+        "Bash",
+        "rm -rf ~\u{1b}[2J",
+        "Looks safe\r\u{1b}]8;;https://evil\u{7}click\u{1b}]8;;\u{7}\u{202e}txt",
+    );
+    let (_dir, log) = log_file("reasons.jsonl", &[hostile]);
+    let watch = Watch::start(&["--reasons-log", arg(&log)]);
+    let line = watch.next();
+    assert_eq!(
+        line,
+        "10:11:12  gateway  Bash  rm -rf ~␛[2J  — model's reason: \
+         Looks safe␍␛]8;;https://evil␇click␛]8;;␇<U+202E>txt"
+    );
+}
+
+#[test]
+fn reasons_log_names_the_log_watch_and_the_hooks_read() {
+    let (_dir, log) = log_file("reasons.jsonl", &[logged("toolu_9", "Bash", "ls", "Look")]);
+    let mut child = reasons()
+        .args(["watch", "--plain"])
+        .env("REASONS_LOG", &log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(child.stdout.take().unwrap());
+    let line = lines.recv_timeout(Duration::from_secs(10));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(line.unwrap().contains("Look"));
+
+    let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "tool_use_id": "toolu_9"})
+    .to_string();
+    let output = reasons()
+        .args(["hook", "codex"])
+        .env("REASONS_LOG", &log)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "{\"systemMessage\":\"model's reason for Bash: Look\"}\n"
+    );
+}
+
+#[test]
+fn a_hook_given_garbage_prints_nothing_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.jsonl");
+    for agent in ["claude-code", "codex", "gemini-cli"] {
+        for input in [
+            &b""[..],
+            b"not json",
+            b"\xff\xfe",
+            b"[]",
+            br#"{"hook_event_name":"SessionStart"}"#,
+            br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"x"}"#,
+        ] {
+            let out = run_with_stdin(&["hook", agent, "--reasons-log", arg(&missing)], input);
+            assert_eq!(
+                (out.code, out.stdout.as_str()),
+                (0, ""),
+                "{agent} {input:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn extract_shows_control_sequences_in_its_table_as_marks() {
+    let call = claude_call(
+        "s",
+        "toolu_1",
+        "Bash",
+        json!({"command": "echo ok\u{1b}[2J", "reason": "fine\r\u{1b}[31mred\u{202e}"}),
+    );
+    let (_dir, log) = log_file("session.jsonl", &[call]);
+    let out = run(&["extract", "--format", "table", arg(&log)]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
+    assert!(!out.stdout.contains('\r'), "{}", out.stdout);
+    assert!(!out.stdout.contains('\u{202e}'), "{}", out.stdout);
+    assert!(out.stdout.contains("echo ok␛[2J"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("fine␍␛[31mred<U+202E>"),
+        "{}",
+        out.stdout
+    );
+}
+
+// ---- hook install ------------------------------------------------------------------------------
+
+fn install(args: &[&str], home: &Path) -> crate::util::Run {
+    reasons()
+        .args(["hook"])
+        .args(args)
+        .env("HOME", home)
+        .env("CODEX_HOME", home.join("codex-home"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .unwrap()
+        .into()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+fn binary() -> String {
+    fs::canonicalize(env!("CARGO_BIN_EXE_reasons"))
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+#[test]
+fn hook_install_creates_the_settings_and_their_folder_in_a_fresh_home() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("logs/reasons.jsonl");
+    for (agent, file, event) in [
+        ("claude-code", ".claude/settings.json", "PreToolUse"),
+        ("codex", "codex-home/hooks.json", "PreToolUse"),
+        ("gemini-cli", ".gemini/settings.json", "BeforeTool"),
+    ] {
+        let out = install(&["install", agent, "--reasons-log", arg(&log)], home.path());
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let path = home.path().join(file);
+        assert!(
+            out.stdout.contains(&path.display().to_string()),
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout
+                .contains(&format!("reasons hook uninstall {agent}")),
+            "{}",
+            out.stdout
+        );
+        let settings = read_json(&path);
+        let groups = settings["hooks"][event].as_array().unwrap();
+        assert_eq!(groups.len(), 1, "{settings}");
+        assert_eq!(
+            groups[0]["hooks"][0]["command"],
+            format!("{} hook {agent} --reasons-log {}", binary(), log.display())
+        );
+    }
+    let codex = install(&["install", "codex"], home.path());
+    assert!(
+        codex.stdout.contains("--dangerously-bypass-hook-trust"),
+        "{}",
+        codex.stdout
+    );
+}
+
+#[test]
+fn hook_install_keeps_every_other_setting_and_twice_is_once_and_uninstall_undoes_it() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(".claude/settings.json");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let before = json!({
+        "model": "opus",
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]
+        },
+        "zeta": 1
+    });
+    fs::write(&path, serde_json::to_string_pretty(&before).unwrap()).unwrap();
+    let first = install(&["install", "claude-code"], home.path());
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let installed = read_json(&path);
+    let ours = json!({"matcher": "*", "hooks": [{"type": "command",
+        "command": format!("{} hook claude-code", binary())}]});
+    let mut expected = before.clone();
+    expected["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(ours);
+    assert_eq!(installed, expected);
+    // Keys keep their order.
+    let keys: Vec<&String> = installed.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "permissions", "hooks", "zeta"]);
+
+    let text = fs::read(&path).unwrap();
+    let again = install(&["install", "claude-code"], home.path());
+    assert_eq!(again.code, 0);
+    assert!(again.stdout.contains("already"), "{}", again.stdout);
+    assert_eq!(fs::read(&path).unwrap(), text, "twice is once");
+
+    // Installing with another log replaces ours in place of adding a second.
+    install(
+        &["install", "claude-code", "--reasons-log", "/l.jsonl"],
+        home.path(),
+    );
+    assert_eq!(
+        read_json(&path)["hooks"]["PreToolUse"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let removed = install(&["uninstall", "claude-code"], home.path());
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(read_json(&path), before);
+    let nothing = install(&["uninstall", "claude-code"], home.path());
+    assert_eq!(nothing.code, 0);
+    assert!(
+        nothing.stdout.starts_with("No Claude Code hook"),
+        "{}",
+        nothing.stdout
+    );
+}
+
+#[test]
+fn hook_install_refuses_a_bad_settings_file_and_leaves_it_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("settings.json");
+    fs::write(&not_json, "{\"hooks\": {,}").unwrap();
+    let out = install(
+        &["install", "gemini-cli", "--file", arg(&not_json)],
+        dir.path(),
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "reasons: {}:1: not valid JSON",
+            not_json.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(fs::read_to_string(&not_json).unwrap(), "{\"hooks\": {,}");
+
+    let wrong_shape = dir.path().join("array.json");
+    fs::write(&wrong_shape, "{\"hooks\": []}").unwrap();
+    let out = install(
+        &["install", "codex", "--file", arg(&wrong_shape)],
+        dir.path(),
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("`hooks` is not an object"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(fs::read_to_string(&wrong_shape).unwrap(), "{\"hooks\": []}");
+
+    let read_only = dir.path().join("read-only.json");
+    fs::write(&read_only, "{\"a\": 1}").unwrap();
+    let mut permissions = fs::metadata(&read_only).unwrap().permissions();
+    permissions.set_readonly(true);
+    fs::set_permissions(&read_only, permissions).unwrap();
+    let out = install(&["install", "codex", "--file", arg(&read_only)], dir.path());
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains(&format!("{}: the file is read-only", read_only.display())),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(fs::read_to_string(&read_only).unwrap(), "{\"a\": 1}");
+
+    let nowhere = dir.path().join("missing/settings.json");
+    let out = install(&["install", "codex", "--file", arg(&nowhere)], dir.path());
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("missing/settings.json: its folder"),
+        "{}",
+        out.stderr
+    );
+    assert!(!nowhere.parent().unwrap().exists());
+}
+
+// ---- the full-screen view in a real terminal ---------------------------------------------------
+
+/// `reasons watch` in a detached tmux session of its own (its own server socket), read back with
+/// `capture-pane`.
+#[cfg(unix)]
+struct Tmux {
+    socket: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+#[cfg(unix)]
+impl Tmux {
+    fn start(command: &str) -> Tmux {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let tmux = Tmux { socket, _dir: dir };
+        tmux.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "24",
+            command,
+        ]);
+        tmux.run(&["set-option", "-g", "remain-on-exit", "on"]);
+        tmux
+    }
+
+    #[track_caller]
+    fn run(&self, args: &[&str]) -> String {
+        let output = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs (Debian's tmux, installed by .ci/real-parts)");
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p"])
+    }
+
+    /// The screen once `done` holds for it, or a failure showing it after 10 seconds.
+    #[track_caller]
+    fn screen_when(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let screen = self.screen();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the screen never showed {what}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+}
+
+#[cfg(unix)]
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
+fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reason() {
+    use crate::gateway::Gateway;
+    use crate::upstream::{bash_tool, messages_request, Upstream};
+
+    const REASON: &str = "Find the config file the user asked about";
+    let upstream = Upstream::messages(|_| {
+        vec![
+            json!({"type": "tool_use", "id": "toolu_live", "name": "Bash",
+            "input": {"command": "find . -name '*.yml'", "reason": REASON}}),
+        ]
+    });
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("session.jsonl");
+    fs::write(&session, "").unwrap();
+    let command = format!(
+        "NO_COLOR=1 {} watch --reasons-log {} {}",
+        env!("CARGO_BIN_EXE_reasons"),
+        gateway.log.display(),
+        session.display()
+    );
+    let tmux = Tmux::start(&command);
+    tmux.screen_when("the view", |screen| screen.contains("waiting for calls"));
+    assert_eq!(
+        tmux.run(&["display-message", "-p", "#{alternate_on}"])
+            .trim(),
+        "1"
+    );
+
+    // A call through the gateway: what it touched first, then the model's reason.
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    assert_eq!(reply.status, 200);
+    let screen = tmux.screen_when("the gateway's call", |screen| screen.contains(REASON));
+    let line = screen.lines().find(|line| line.contains(REASON)).unwrap();
+    let touched = line.find("find . -name '*.yml'").expect("what it touched");
+    assert!(touched < line.find("model's reason").unwrap(), "{line}");
+
+    // The agent records it (one call, not two), and a call the layer never saw: no reason.
+    append(
+        &session,
+        &[
+            claude_call(
+                "sess-live",
+                "toolu_live",
+                "Bash",
+                json!({"command": "find . -name '*.yml'"}),
+            ),
+            claude_call(
+                "sess-live",
+                "toolu_bare",
+                "Read",
+                json!({"file_path": "/w/notes.md"}),
+            ),
+        ],
+    );
+    let screen = tmux.screen_when("the call without a reason", |screen| {
+        screen.contains("/w/notes.md") && screen.contains("NO REASON")
+    });
+    assert_eq!(screen.matches("find . -name").count(), 1, "{screen}");
+    assert!(screen.contains("1 of 2 with a reason"), "{screen}");
+
+    // m: only the calls without a reason.
+    tmux.keys(&["m"]);
+    tmux.screen_when("only the call without a reason", |screen| {
+        screen.contains("/w/notes.md") && !screen.contains(REASON)
+    });
+    tmux.keys(&["m"]);
+    // /: a filter by tool or text.
+    tmux.keys(&["/"]);
+    tmux.keys(&["-l", "Bash"]);
+    tmux.keys(&["Enter"]);
+    tmux.screen_when("only Bash calls", |screen| {
+        screen.contains(REASON) && !screen.contains("/w/notes.md")
+    });
+    tmux.keys(&["/", "Escape"]);
+    // Up selects a call, Enter shows its arguments.
+    tmux.keys(&["Up", "Enter"]);
+    tmux.screen_when("the arguments", |screen| {
+        screen.contains("arguments") && screen.contains("\"file_path\": \"/w/notes.md\"")
+    });
+    // A tiny terminal is still drawn, and q gives the terminal back.
+    tmux.run(&["resize-window", "-x", "30", "-y", "5"]);
+    tmux.screen_when("a redraw at 30x5", |screen| !screen.trim().is_empty());
+    tmux.keys(&["q"]);
+    // It ends with status 0 and the alternate screen left. (A dead pane's cursor flag says
+    // nothing: tmux reports 0 for any command that has ended.)
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let ended = "#{pane_dead}:#{pane_dead_status}:#{alternate_on}";
+    loop {
+        let state = tmux.run(&["display-message", "-p", ended]);
+        if state.trim() == "1:0:0" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "q did not end watch and give the terminal back: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
