@@ -1,5 +1,6 @@
 //! One integration-test binary: every test here drives the real `reasons` executable.
 
+mod agents;
 mod browser;
 mod check;
 mod cli;
@@ -21,6 +22,7 @@ mod report;
 mod samples;
 mod stats;
 mod streamed_calls;
+mod stores;
 mod upstream;
 mod util;
 mod watch;
