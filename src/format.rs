@@ -52,6 +52,22 @@ formats! {
     Openhands = "openhands",
     /// Kimi CLI wire logs.
     Kimi = "kimi",
+    /// OpenCode sessions: its `opencode.db` store, its legacy `storage/` tree, `opencode export`.
+    Opencode = "opencode",
+    /// Kilo CLI sessions: its `kilo.db` store (OpenCode's schema).
+    Kilo = "kilo",
+    /// GitHub Copilot CLI session events (`~/.copilot/session-state/<id>/events.jsonl`).
+    CopilotCli = "copilot-cli",
+    /// Qwen Code chat records (`~/.qwen/projects/<p>/chats/<session>.jsonl`).
+    QwenCode = "qwen-code",
+    /// Cline session messages (`~/.cline/data/sessions/<id>/<id>.messages.json`).
+    Cline = "cline",
+    /// Cursor agent transcripts (`~/.cursor/projects/<p>/agent-transcripts/…jsonl`).
+    Cursor = "cursor",
+    /// Crush sessions: its per-project `.crush/crush.db` store.
+    Crush = "crush",
+    /// Goose sessions: its `sessions.db` store, and its JSONL sessions before 1.10.
+    Goose = "goose",
 }
 
 impl std::fmt::Display for Format {

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
+use reasons::formats::store::{self, Store, StoreError};
 use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
 use reasons::read::AlignedBufReader;
 use reasons::reasons_log;
@@ -52,7 +53,22 @@ pub fn read_source(
     on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
     on_warning: &mut dyn FnMut(String),
 ) -> anyhow::Result<ReadSummary> {
-    let name = source.name();
+    let store = match source {
+        Source::File(path) => match open_store(path) {
+            Ok(store) => store,
+            Err(StoreError::NotAStore) => {
+                on_warning(format!("{}: {}", source.name(), StoreError::NotAStore));
+                return Ok(ReadSummary::default());
+            }
+            Err(error) => return Err(anyhow!("{}: {error}", source.name())),
+        },
+        Source::Stdin => None,
+    };
+    // A store's records and messages name its table after its path.
+    let name = match &store {
+        Some(store) => format!("{}:{}", source.name(), store.table()),
+        None => source.name(),
+    };
     let mut strict_failure = None;
     // Warnings come from the lines read and from the follower, which reports a truncation.
     let on_warning = RefCell::new(on_warning);
@@ -76,6 +92,10 @@ pub fn read_source(
         }
     };
     let result = match source {
+        Source::File(_) if store.is_some() => {
+            let store = store.as_ref().expect("a store");
+            store.read(&source.name(), &options.read, &mut sink)
+        }
         Source::Stdin => {
             let stdin = io::stdin().lock();
             let input =
@@ -113,6 +133,15 @@ pub fn read_source(
         return Err(anyhow!("{failure} (--strict)"));
     }
     result.with_context(|| format!("{name}: cannot read"))
+}
+
+/// The agent's store at `path`, when the file is a SQLite database; `None` when it is not one
+/// (a log to read line by line).
+fn open_store(path: &std::path::Path) -> Result<Option<Store>, StoreError> {
+    if !store::is_sqlite(path) {
+        return Ok(None);
+    }
+    Store::open(path).map(Some)
 }
 
 /// Runs `before_wait` before each read of the inner reader: a buffered reader only reads when

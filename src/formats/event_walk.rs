@@ -38,6 +38,16 @@ pub(crate) struct Looks {
     pub(crate) shapes: &'static [VisitFn],
     /// Whether a `tools` array is read as a catalogue.
     pub(crate) catalogues: bool,
+    /// The keys that name the session of what an object holds, first found first taken.
+    pub(crate) sessions: &'static [&'static str],
+    /// The keys that give the time of what an object holds (a string, or a number as written).
+    pub(crate) times: &'static [&'static str],
+}
+
+impl Looks {
+    /// Where most logs write the session and the time.
+    pub(crate) const SESSIONS: &'static [&'static str] = &["sessionId", "session_id"];
+    pub(crate) const TIMES: &'static [&'static str] = &["timestamp", "time"];
 }
 
 /// A call as a shape found it, before the rules that need the whole source.
@@ -244,10 +254,14 @@ impl<'w, 'p> Walker<'w, 'p> {
     /// Takes the session and timestamp an object carries for everything inside it; returns
     /// what to restore when the object is left.
     fn enter_context(&mut self, map: Object<'p>) -> Option<Context<'p>> {
-        let session = ["sessionId", "session_id"]
+        let session = self
+            .looks
+            .sessions
             .iter()
             .find_map(|key| map.get(key).and_then(Json::as_text));
-        let timestamp = ["timestamp", "time"]
+        let timestamp = self
+            .looks
+            .times
             .iter()
             .find_map(|key| map.get(key).filter(|time| is_scalar_text(*time)));
         if session.is_none() && timestamp.is_none() {

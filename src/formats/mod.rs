@@ -35,6 +35,7 @@ mod rules;
 mod shape;
 mod shapes;
 mod source;
+pub mod store;
 #[cfg(test)]
 mod testing;
 

@@ -21,5 +21,6 @@ mod real_more_agents;
 mod report;
 mod samples;
 mod stats;
+mod stores;
 mod upstream;
 mod util;

@@ -26,6 +26,8 @@ pub(crate) const SHAPE: Shape = Shape {
 const TRANSCRIPT_EVENT: Looks = Looks {
     shapes: &[anthropic::visit],
     catalogues: false,
+    sessions: Looks::SESSIONS,
+    times: Looks::TIMES,
 };
 
 fn is_transcript_event(outer: &Outer<'_>) -> bool {

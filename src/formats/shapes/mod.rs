@@ -12,24 +12,41 @@ use crate::read::prefilter::Prefilter;
 
 mod anthropic;
 mod claude_code;
+mod cline;
 mod codex;
+mod copilot_cli;
+mod crush;
+mod cursor;
 mod gemini;
 mod gemini_cli;
+mod goose;
+mod kilo;
 mod kimi;
 mod mcp;
 mod openai_chat;
 mod openai_responses;
+mod opencode;
 mod openhands;
+mod qwen_code;
 mod swe_agent;
 
 /// Every shape, in the order they look at an object and test an outer record. Wrappers that hide
 /// or mirror calls (Kimi events, OpenHands actions and observations, SWE-agent trajectories) come
-/// before the shapes they contain.
-const SHAPES: [&Shape; 11] = [
+/// before the shapes they contain. Qwen Code's records carry Claude Code's `parentUuid`, and a
+/// Cline session Gemini CLI's `sessionId` and `messages`: each comes before the one it resembles.
+const SHAPES: [&Shape; 19] = [
+    &qwen_code::SHAPE,
     &claude_code::SHAPE,
     &codex::SHAPE,
+    &copilot_cli::SHAPE,
+    &opencode::SHAPE,
+    &kilo::SHAPE,
+    &crush::SHAPE,
+    &goose::SHAPE,
+    &cursor::SHAPE,
     &kimi::SHAPE,
     &openhands::SHAPE,
+    &cline::SHAPE,
     &gemini_cli::SHAPE,
     &swe_agent::SHAPE,
     &mcp::SHAPE,
@@ -102,6 +119,8 @@ const VISITS: [VisitFn; VISITING] = {
 const EVERY_SHAPE: Looks = Looks {
     shapes: &VISITS,
     catalogues: true,
+    sessions: Looks::SESSIONS,
+    times: Looks::TIMES,
 };
 
 fn shape(format: Format) -> &'static Shape {
