@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use rayon::prelude::*;
+use reasons::formats::store::{self, Store, StoreError};
 
 /// One log to read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -30,8 +31,35 @@ impl Source {
 /// File names a directory walk picks up.
 const LOG_EXTENSIONS: [&str; 3] = ["jsonl", "json", "traj"];
 
-/// Where agents keep their logs, relative to the home directory.
-const LOCAL_LOG_FOLDERS: [&str; 3] = [".claude/projects", ".codex/sessions", ".gemini/tmp"];
+/// Files a directory walk picks up when they are an agent's SQLite store.
+const STORE_EXTENSION: &str = "db";
+
+/// The folder an agent's usual place is in.
+#[derive(Clone, Copy)]
+enum Base {
+    /// The home directory.
+    Home,
+    /// `$XDG_DATA_HOME`, else `~/.local/share` (OpenCode, Kilo and Goose use it on every
+    /// system).
+    Data,
+}
+
+/// Where agents keep their logs: folders to walk (a `*` matches one folder of each project),
+/// and the stores that are one file. Crush keeps its store in each project's `.crush/`, so no
+/// usual place holds it.
+const LOCAL_LOGS: [(Base, &str); 11] = [
+    (Base::Home, ".claude/projects"),
+    (Base::Home, ".codex/sessions"),
+    (Base::Home, ".gemini/tmp"),
+    (Base::Home, ".cline/data/sessions"),
+    (Base::Home, ".copilot/session-state"),
+    (Base::Home, ".qwen/projects"),
+    (Base::Home, ".cursor/projects/*/agent-transcripts"),
+    (Base::Data, "opencode/opencode.db"),
+    (Base::Data, "opencode/storage"),
+    (Base::Data, "kilo/kilo.db"),
+    (Base::Data, "goose/sessions"),
+];
 
 /// A path the user named that holds no log, or that could not be read: reported, never skipped
 /// silently, and the run goes on with the rest.
@@ -185,13 +213,24 @@ fn literal_prefix(pattern: &str) -> PathBuf {
         .collect()
 }
 
-/// Every log file under `dir`, in sorted path order.
+/// Every log file under `dir`, in sorted path order: JSON logs by their names, and SQLite
+/// files that are an agent's store (any other database in the folder is none of ours, and left
+/// unsaid).
 fn walk(dir: &Path, sources: &mut Vec<Source>) -> anyhow::Result<()> {
     let files = entries(dir)?
         .into_iter()
-        .filter(|(path, is_dir)| !is_dir && is_log_file(path));
+        .filter(|(path, is_dir)| !is_dir && (is_log_file(path) || is_agent_store(path)));
     sources.extend(files.map(|(path, _)| Source::File(path)));
     Ok(())
+}
+
+/// A `.db` file that starts as SQLite does and is, or may be, an agent's store: one SQLite
+/// cannot read (damaged, locked) is kept, so that reading it says what is wrong.
+fn is_agent_store(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|extension| extension == STORE_EXTENSION)
+        && store::is_sqlite(path)
+        && !matches!(Store::open(path), Err(StoreError::NotAStore))
 }
 
 /// Every folder and regular file under `dir` (the current folder when empty), with whether it is
@@ -263,18 +302,40 @@ fn local_logs(announce: &mut dyn FnMut(&str)) -> anyhow::Result<Sources> {
     let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
         bail!("no PATH given, and HOME is not set to find the local agent logs in");
     };
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|data| data.is_absolute())
+        .unwrap_or_else(|| home.join(".local/share"));
     let mut sources = Vec::new();
-    for folder in LOCAL_LOG_FOLDERS {
-        let folder = home.join(folder);
-        if folder.is_dir() {
-            announce(&format!("reading {}", folder.display()));
-            walk(&folder, &mut sources)?;
+    let mut places = Vec::new();
+    for (base, place) in LOCAL_LOGS {
+        let (base, shown) = match base {
+            Base::Home => (&home, "~"),
+            Base::Data => (&data, "$XDG_DATA_HOME"),
+        };
+        places.push(format!("{shown}/{place}"));
+        let place = base.join(place);
+        let found = if is_glob(&place.to_string_lossy()) {
+            glob::glob(&place.to_string_lossy())
+                .map(|paths| paths.filter_map(Result::ok).collect())
+                .unwrap_or_default()
+        } else {
+            vec![place]
+        };
+        for place in found {
+            if place.is_dir() {
+                announce(&format!("reading {}", place.display()));
+                walk(&place, &mut sources)?;
+            } else if place.is_file() {
+                announce(&format!("reading {}", place.display()));
+                sources.push(Source::File(place));
+            }
         }
     }
     if sources.is_empty() {
         bail!(
-            "no PATH given, and no agent logs found in ~/{}",
-            LOCAL_LOG_FOLDERS.join(", ~/")
+            "no PATH given, and no agent logs found in {}",
+            places.join(", ")
         );
     }
     Ok(Sources {

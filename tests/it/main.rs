@@ -1,5 +1,6 @@
 //! One integration-test binary: every test here drives the real `reasons` executable.
 
+mod agents;
 mod browser;
 mod check;
 mod cli;

@@ -1,0 +1,286 @@
+//! The other agents' logs (OpenCode, Kilo, Copilot CLI, Qwen Code, Cline, Cursor, Crush,
+//! Goose), as the audit commands meet them: joined with a reasons log, found in their usual
+//! folders, and named by `stats --by format`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::stores::{opencode_part, opencode_tool, store, KILO_TABLES, OPENCODE_SCHEMA};
+use crate::util::{arg, records, run};
+
+/// A reasons log as the gateway writes it, one record per `(tool, call id, reason)`.
+fn reasons_log(dir: &Path, logged: &[(&str, &str, &str)]) -> String {
+    let path = dir.join("reasons.jsonl");
+    let text: String = logged
+        .iter()
+        .map(|(tool, call_id, reason)| {
+            let record = json!({"time": "2026-12-01T10:00:00.000Z", "via": "gateway",
+                "tool": tool, "call_id": call_id, "reason": reason, "touched": ""});
+            format!("{record}\n")
+        })
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    arg(&path).to_owned()
+}
+
+/// A stripped call of every agent that gives its calls ids takes its reason from the reasons
+/// log by that id: OpenCode's and Kilo's `callID`, Copilot's `toolCallId`, Qwen's
+/// `functionCall.id`, Cline's `tool_use.id`, Crush's and Goose's call ids.
+#[test]
+fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let kilo = dir.path().join("kilo.db");
+    let connection = store(&kilo, &format!("{OPENCODE_SCHEMA}{KILO_TABLES}"));
+    opencode_part(
+        &connection,
+        "prt_1",
+        "ses_k",
+        &opencode_tool("call_kilo", json!({"command": "ls", "description": "List"})),
+    );
+    let log = reasons_log(
+        dir.path(),
+        &[
+            ("bash", "call_b1", "Run the tests that fail."),
+            ("run_shell_command", "call_q2", "Qwen's reason."),
+            ("read_files", "toolu_c2", "Cline's reason."),
+            ("edit", "call_e1", "The edit's reason."),
+            ("developer__shell", "tr_d2", "Goose's reason."),
+            ("bash", "call_kilo", "Kilo's reason."),
+        ],
+    );
+    let paths = [
+        "samples/opencode.db",
+        arg(&kilo),
+        "samples/copilot-cli.events.jsonl",
+        "samples/qwen-code.jsonl",
+        "samples/cline.messages.json",
+        "samples/crush.db",
+        "samples/goose.db",
+    ];
+    let mut args = vec!["extract", "--format", "jsonl", "--reasons-log", &log];
+    args.extend(paths);
+    let run = run(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let joined: BTreeMap<String, Vec<(String, String)>> = records(&run.stdout)
+        .iter()
+        .filter(|record| record["reason_from"] == "log")
+        .fold(BTreeMap::new(), |mut joined, record| {
+            joined
+                .entry(record["format"].as_str().unwrap().to_owned())
+                .or_default()
+                .push((
+                    record["call_id"].as_str().unwrap().to_owned(),
+                    record["reason"].as_str().unwrap().to_owned(),
+                ));
+            joined
+        });
+    let expected: BTreeMap<String, Vec<(String, String)>> = [
+        (
+            "opencode",
+            vec![
+                ("call_b1", "Run the tests that fail."),
+                ("call_e1", "The edit's reason."),
+            ],
+        ),
+        ("kilo", vec![("call_kilo", "Kilo's reason.")]),
+        ("copilot-cli", vec![("call_b1", "Run the tests that fail.")]),
+        ("qwen-code", vec![("call_q2", "Qwen's reason.")]),
+        ("cline", vec![("toolu_c2", "Cline's reason.")]),
+        ("crush", vec![("call_e1", "The edit's reason.")]),
+        ("goose", vec![("tr_d2", "Goose's reason.")]),
+    ]
+    .into_iter()
+    .map(|(format, calls)| {
+        let calls = calls
+            .into_iter()
+            .map(|(id, reason)| (id.to_owned(), reason.to_owned()))
+            .collect();
+        (format.to_owned(), calls)
+    })
+    .collect();
+    assert_eq!(joined, expected);
+    // A call that carries its own reason keeps it, whatever the log says.
+    assert!(records(&run.stdout)
+        .iter()
+        .filter(|record| record["reason_from"] == "call")
+        .all(|record| record["status"] != "missing"
+            || record["call_id"].is_null()
+            || ![
+                "call_b1",
+                "call_q2",
+                "toolu_c2",
+                "call_e1",
+                "tr_d2",
+                "call_kilo"
+            ]
+            .contains(&record["call_id"].as_str().unwrap())));
+}
+
+#[test]
+fn stats_by_format_names_every_agent_as_people_say_it() {
+    let run = run(&["stats", "--by", "format", "--format", "json", "samples"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let stats: Value = serde_json::from_str(&run.stdout).unwrap();
+    let keys: Vec<&str> = stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|group| group["key"].as_str().unwrap())
+        .collect();
+    for name in [
+        "opencode",
+        "kilo",
+        "copilot-cli",
+        "qwen-code",
+        "cline",
+        "cursor",
+        "crush",
+        "goose",
+    ] {
+        assert!(keys.contains(&name), "{name} not in {keys:?}");
+    }
+}
+
+/// With no PATH on a terminal, the usual place of every agent is read and announced: the
+/// samples copied where each agent writes its own.
+#[test]
+fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() {
+    // `script` gives the command a terminal for stdin, as a person typing it would. Without
+    // it this test cannot check anything, so it fails rather than pass unseen.
+    std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .expect("`script` (util-linux), to give the command a terminal");
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let places = [
+        (
+            "samples/cline.messages.json",
+            home.path()
+                .join(".cline/data/sessions/1796126400000_ada01/1796126400000_ada01.messages.json"),
+        ),
+        (
+            "samples/copilot-cli.events.jsonl",
+            home.path()
+                .join(".copilot/session-state/5b0c2f4e/events.jsonl"),
+        ),
+        (
+            "samples/qwen-code.jsonl",
+            home.path()
+                .join(".qwen/projects/-home-ada-shop/chats/9d3e7a10.jsonl"),
+        ),
+        (
+            "samples/cursor.jsonl",
+            home.path()
+                .join(".cursor/projects/home-ada-shop/agent-transcripts/c1/c1.jsonl"),
+        ),
+        ("samples/opencode.db", data.join("opencode/opencode.db")),
+        (
+            "samples/opencode-export.json",
+            data.join("opencode/storage/part/msg_x2/prt_x3.json"),
+        ),
+        ("samples/kilo.db", data.join("kilo/kilo.db")),
+        ("samples/goose.db", data.join("goose/sessions/sessions.db")),
+        (
+            "samples/goose-legacy.jsonl",
+            data.join("goose/sessions/20261130_1.jsonl"),
+        ),
+    ];
+    for (sample, place) in &places {
+        std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+        std::fs::copy(crate::util::root().join(sample), place).unwrap();
+    }
+    // Another application's database beside Goose's: not announced, not warned about.
+    rusqlite::Connection::open(data.join("goose/sessions/cache.db"))
+        .unwrap()
+        .execute_batch("CREATE TABLE entry (key TEXT, value TEXT);")
+        .unwrap();
+    let command = format!(
+        "{} stats --by format --format json",
+        env!("CARGO_BIN_EXE_reasons")
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", &data)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("REASONS_LOG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
+    for place in [
+        home.path().join(".cline/data/sessions"),
+        home.path().join(".copilot/session-state"),
+        home.path().join(".qwen/projects"),
+        home.path()
+            .join(".cursor/projects/home-ada-shop/agent-transcripts"),
+        data.join("opencode/opencode.db"),
+        data.join("opencode/storage"),
+        data.join("kilo/kilo.db"),
+        data.join("goose/sessions"),
+    ] {
+        assert!(
+            text.contains(&format!("reasons: reading {}\n", place.display())),
+            "{} not announced:\n{text}",
+            place.display()
+        );
+    }
+    assert!(!text.contains("cache.db"), "{text}");
+    assert!(!text.contains("SQLite"), "{text}");
+    let json = &text[text.find("{\"totals\"").expect("the stats")..];
+    let stats: Value = serde_json::from_str(json.trim()).unwrap();
+    let counts: BTreeMap<&str, u64> = stats["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|group| {
+            (
+                group["key"].as_str().unwrap(),
+                group["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: BTreeMap<&str, u64> = [
+        ("cline", 2),
+        ("copilot-cli", 2),
+        ("qwen-code", 2),
+        ("cursor", 2),
+        // The store's three, and the export's one (in a part file of the legacy tree).
+        ("opencode", 4),
+        ("kilo", 1),
+        ("goose", 3),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(counts, expected);
+}
+
+/// A folder PATH finds the agents' files too: their JSON logs, and the `.db` files that are
+/// agents' stores, while other databases in it are passed over without a word.
+#[test]
+fn a_folder_finds_the_agents_stores_and_passes_over_other_databases_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project/.crush");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::copy(
+        crate::util::root().join("samples/crush.db"),
+        project.join("crush.db"),
+    )
+    .unwrap();
+    for n in 0..20 {
+        rusqlite::Connection::open(dir.path().join(format!("project/other-{n}.db")))
+            .unwrap()
+            .execute_batch("CREATE TABLE messages (id TEXT, body TEXT);")
+            .unwrap();
+    }
+    std::fs::write(dir.path().join("project/notes.db"), "not a database\n").unwrap();
+    let run = run(&["extract", "--format", "jsonl", arg(dir.path())]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    let found = records(&run.stdout);
+    assert_eq!(found.len(), 2);
+    assert!(found.iter().all(|record| record["format"] == "crush"));
+}
