@@ -80,14 +80,6 @@ pub(crate) fn run_bounded_within(mut command: Command, limit: Duration) -> Outpu
         }
         thread::sleep(Duration::from_millis(20));
     };
-    // What it started and left behind in its group is ended with it (the group's id stays
-    // reserved while any member lives, so this reaches no other process).
-    if status.is_some() {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .stderr(Stdio::null())
-            .status();
-    }
     // What is left of the pipes once the child is gone; a grandchild holding them open is not
     // waited for past the deadline.
     let rest = |pipe: mpsc::Receiver<Vec<u8>>| {

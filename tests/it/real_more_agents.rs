@@ -195,6 +195,9 @@ impl Agent {
     fn format(self) -> &'static str {
         match self {
             Agent::OpenCode => "opencode",
+            // Kilo 7.7.7's `kilo.db` is OpenCode's schema plus the tables `kilo_board` and
+            // `kilo_board_message` (no `custom_llm2`): a reader that tells Kilo's store by
+            // `custom_llm2` alone (agents at bf1cd91) labels these calls `opencode`.
             Agent::Kilo => "kilo",
             Agent::QwenCode => "qwen-code",
             Agent::Cline => "cline",
@@ -295,6 +298,7 @@ impl Agent {
                 .current_dir(&work);
                 sandbox.apply(&mut auth);
                 let output = run_bounded_within(auth, AGENT_LIMIT);
+                stop_leftovers(self, sandbox);
                 assert!(
                     output.status.success(),
                     "cline auth failed: {}\n{}",
@@ -329,9 +333,7 @@ impl Agent {
         let started = std::time::Instant::now();
         let output = run_bounded_within(command, AGENT_LIMIT);
         eprintln!("{self:?} ran in {:.1?}", started.elapsed());
-        if self == Agent::Cline {
-            stop_cline_hubs(sandbox);
-        }
+        stop_leftovers(self, sandbox);
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
@@ -435,33 +437,45 @@ fn only_file(dir: &Path, suffix: &str) -> PathBuf {
     found.remove(0)
 }
 
-/// Cline's hub daemons started from this sandbox's HOME (found by their environment), stopped
-/// by their pids; checked to be none, since the run asked for no hub.
-fn stop_cline_hubs(sandbox: &Sandbox) {
+/// The processes still running with this sandbox's HOME: what an agent left behind (Cline's hub
+/// daemon, which detaches into a session of its own, without `CLINE_SESSION_BACKEND_MODE=local`).
+fn sandbox_processes(sandbox: &Sandbox) -> Vec<(u32, String)> {
     let home = format!("HOME={}", sandbox.path("home").display());
-    let mut stopped = Vec::new();
+    let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if !String::from_utf8_lossy(&cmdline).contains("--cline-hub-daemon") {
-            continue;
-        }
         let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
         if environ
             .split(|byte| *byte == 0)
             .any(|var| var == home.as_bytes())
         {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            stopped.push(pid);
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            found.push((pid, cmdline));
         }
     }
+    found
+}
+
+/// Checks that the agent left nothing running: what is still there a few seconds after it
+/// ended is stopped, by pid, and fails the test.
+fn stop_leftovers(agent: Agent, sandbox: &Sandbox) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut left = sandbox_processes(sandbox);
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        left = sandbox_processes(sandbox);
+    }
+    for (pid, _) in &left {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
     assert!(
-        stopped.is_empty(),
-        "Cline left hub daemons {stopped:?} running (now stopped)"
+        left.is_empty(),
+        "{agent:?} left these running (now stopped): {left:#?}"
     );
 }
 
@@ -480,11 +494,13 @@ fn extract(args: &[&str]) -> Vec<Value> {
         .output()
         .expect("reasons extract runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "extract {args:?}: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
+        "extract {args:?}: {stderr}\n{stdout}"
     );
+    // An agent's own log is read without a warning.
+    assert!(stderr.is_empty(), "extract {args:?}: {stderr}");
     records(&stdout)
 }
 
@@ -501,13 +517,21 @@ fn discover(sandbox: &Sandbox) -> (Vec<Value>, Vec<PathBuf>) {
     assert!(output.status.success(), "{}\n{text}", output.status);
     let mut calls = Vec::new();
     let mut folders = Vec::new();
+    let mut others = Vec::new();
     for line in text.lines().map(|line| line.trim_end_matches('\r')) {
         if let Some(folder) = line.strip_prefix("reasons: reading ") {
             folders.push(PathBuf::from(folder));
+        } else if let Some(log) = line.strip_prefix("reasons: joining ") {
+            // The default reasons log, joined when it exists, is announced as well.
+            assert_eq!(Path::new(log), sandbox.default_reasons_log(), "{text}");
         } else if line.starts_with('{') {
             calls.push(serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        } else if !line.is_empty() {
+            others.push(line);
         }
     }
+    // Everything an agent keeps in its own folders is read without a warning.
+    assert!(others.is_empty(), "{others:#?}");
     (calls, folders)
 }
 
@@ -528,6 +552,7 @@ fn the_shell_call(agent: Agent, calls: &[Value], session: &str, reason_from: &st
     assert_eq!(record["format"], agent.format(), "{record}");
     assert_eq!(record["tool"], agent.shell_tool(), "{record}");
     assert_eq!(record["session"], session, "{record}");
+    assert!(!record["timestamp"].is_null(), "{record}");
     assert_eq!(record["reason"], REASON, "{record}");
     assert_eq!(record["status"], "present", "{record}");
     assert_eq!(record["reason_from"], reason_from, "{record}");
