@@ -106,9 +106,10 @@ pub enum Command {
 /// Where the logs come from, and how to read them.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// Log files, directories (searched for *.jsonl, *.json and *.traj), quoted glob patterns,
-    /// or - for stdin. With none and a terminal on stdin, the usual local agent log folders are
-    /// read.
+    /// Log files, directories (searched for *.jsonl, *.json and *.traj, and for the *.db SQLite
+    /// stores of OpenCode, Kilo, Crush and Goose), quoted glob patterns, or - for stdin. With
+    /// none and a terminal on stdin, the usual local agent log folders are read. A call's place
+    /// is path:line, and path:table:rowid in a SQLite store.
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
 

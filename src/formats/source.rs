@@ -460,12 +460,21 @@ mod tests {
     #[ignore = "reads ../shared/corpus, which is not part of the crate: run with --ignored"]
     fn prefilter_never_skips_a_line_of_the_corpus_holding_a_call() {
         let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        // Every file in the corpus's folders, and in the folders they hold (OpenCode's legacy
+        // storage is a tree).
         let mut files = Vec::new();
-        for folder in std::fs::read_dir(&corpus).expect("../shared/corpus") {
-            let folder = folder.expect("entry").path();
-            if folder.is_dir() {
-                for file in std::fs::read_dir(folder).expect("a corpus folder") {
-                    files.push(file.expect("entry").path());
+        let mut folders: Vec<_> = std::fs::read_dir(&corpus)
+            .expect("../shared/corpus")
+            .map(|entry| entry.expect("entry").path())
+            .filter(|path| path.is_dir())
+            .collect();
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(folder).expect("a corpus folder") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else {
+                    files.push(path);
                 }
             }
         }

@@ -46,8 +46,14 @@ struct Layout {
     /// The JSON column, and the key it goes under; `None`: it is an object whose members join
     /// the event's (OpenCode's `data` is the part itself).
     json: (&'static str, Option<&'static str>),
-    /// A table only this agent's store has, when another agent shares its schema.
-    marked_by: Option<&'static str>,
+    /// Whether a table is one only this agent's store has, when another agent shares its
+    /// schema.
+    marked_by: Option<fn(&str) -> bool>,
+}
+
+/// Kilo's own tables beside OpenCode's: `kilo_board…` (7.7), `custom_llm2`.
+fn is_kilos_table(table: &str) -> bool {
+    table.starts_with("kilo_") || table.starts_with("custom_llm")
 }
 
 /// Most specific first: Kilo's store is OpenCode's plus tables of its own.
@@ -61,7 +67,7 @@ const LAYOUTS: [Layout; 4] = [
             ("session_id", "sessionID"),
         ],
         json: ("data", None),
-        marked_by: Some("custom_llm2"),
+        marked_by: Some(is_kilos_table),
     },
     Layout {
         format: Format::Opencode,
@@ -317,7 +323,7 @@ fn fits(layout: &Layout, tables: &HashMap<String, HashSet<String>>) -> bool {
         .all(|column| columns.contains(column))
         && layout
             .marked_by
-            .is_none_or(|mark| tables.contains_key(mark))
+            .is_none_or(|is_marked| tables.keys().any(|table| is_marked(table)))
 }
 
 /// One batch of rows after a rowid, in rowid order: the rowid, the scalar columns, the JSON.

@@ -284,3 +284,28 @@ fn a_folder_finds_the_agents_stores_and_passes_over_other_databases_quietly() {
     assert_eq!(found.len(), 2);
     assert!(found.iter().all(|record| record["format"] == "crush"));
 }
+
+/// Copilot appends to `events.jsonl` as the session goes: read while it writes, the line it has
+/// not finished is one warning, and every call before it is found.
+#[test]
+fn a_copilot_event_log_cut_mid_line_warns_once_and_keeps_the_calls_before_it() {
+    let sample =
+        std::fs::read_to_string(crate::util::root().join("samples/copilot-cli.events.jsonl"))
+            .unwrap();
+    let lines: Vec<&str> = sample.lines().collect();
+    let cut = format!("{}\n{}", lines[..4].join("\n"), &lines[4][..40]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    std::fs::write(&path, cut).unwrap();
+    let run = run(&["extract", "--format", "jsonl", arg(&path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!("reasons: {}:5: truncated last line\n", arg(&path))
+    );
+    let ids: Vec<Value> = records(&run.stdout)
+        .iter()
+        .map(|record| record["call_id"].clone())
+        .collect();
+    assert_eq!(ids, [json!("call_v1"), json!("call_b1")]);
+}

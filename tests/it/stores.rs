@@ -20,10 +20,11 @@ pub const OPENCODE_SCHEMA: &str = "
         `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL);
     CREATE INDEX `part_session_idx` ON `part` (`session_id`);";
 
-/// What Kilo adds to OpenCode's store that tells the two apart.
+/// What Kilo 7.7 adds to OpenCode's store that tells the two apart.
 pub const KILO_TABLES: &str = "
-    CREATE TABLE `custom_llm2` (`id` text PRIMARY KEY NOT NULL, `name` text NOT NULL,
-        `config` text NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL);";
+    CREATE TABLE `kilo_board` (`root_session_id` text PRIMARY KEY, `objective` text NOT NULL,
+        `next_seq` integer DEFAULT 1 NOT NULL, `time_created` integer NOT NULL,
+        `time_updated` integer NOT NULL);";
 
 /// Crush's tables (its `.crush/crush.db`), migrated by the Go `goose` tool, hence the table
 /// whose name is another agent's.

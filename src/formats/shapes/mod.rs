@@ -272,6 +272,12 @@ mod tests {
             br#"{"tools":[]}"#,
             br#"{"type":"session_meta"}"#,
             br#"{"tool_call_metadata":{}}"#,
+            br#"{"type":"assistant.message","data":{"toolRequests":[]}}"#,
+            br#"{"type":"tool.execution_start","data":{}}"#,
+            br#"{"type":"session.start","data":{}}"#,
+            br#"{"type":"tool","callID":"c"}"#,
+            br#"{"type":"tool_call","data":{}}"#,
+            br#"{"type":"toolRequest","id":"t"}"#,
         ] {
             assert!(
                 filter.may_hold_call(line, false),
