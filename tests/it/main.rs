@@ -18,6 +18,8 @@ mod proxy;
 mod real_agents;
 #[cfg(unix)]
 mod real_codex_gemini;
+#[cfg(unix)]
+mod real_more_agents;
 mod report;
 mod samples;
 mod stats;

@@ -43,7 +43,13 @@ const LIMIT: Duration = Duration::from_secs(120);
 /// Runs `command` to its end with nothing on stdin, killing it and everything it started when it
 /// runs past `LIMIT`.
 #[track_caller]
-pub(crate) fn run_bounded(mut command: Command) -> Output {
+pub(crate) fn run_bounded(command: Command) -> Output {
+    run_bounded_within(command, LIMIT)
+}
+
+/// `run_bounded` with a limit of the caller's.
+#[track_caller]
+pub(crate) fn run_bounded_within(mut command: Command, limit: Duration) -> Output {
     // Its own process group, so that a timeout ends what it started too (MCP servers, the proxy).
     command
         .process_group(0)
@@ -64,7 +70,7 @@ pub(crate) fn run_bounded(mut command: Command) -> Output {
     };
     let stdout = read_all(Box::new(child.stdout.take().expect("stdout")));
     let stderr = read_all(Box::new(child.stderr.take().expect("stderr")));
-    let deadline = Instant::now() + LIMIT;
+    let deadline = Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.try_wait().expect("the child can be waited for") {
             break Some(status);
@@ -88,7 +94,7 @@ pub(crate) fn run_bounded(mut command: Command) -> Output {
         let _ = child.kill();
         let _ = child.wait();
         panic!(
-            "{command:?} ran past {LIMIT:?}\nstdout: {}\nstderr: {}",
+            "{command:?} ran past {limit:?}\nstdout: {}\nstderr: {}",
             rest(stdout),
             rest(stderr)
         );
