@@ -74,6 +74,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
             &mut |warning| warn(&warning),
         );
         let (out, writer) = &mut *shared.borrow_mut();
+        writer.finish(*out)?;
         writer.flush(*out)?;
         if let Err(error) = summary {
             if super::broken_pipe::is_broken_pipe(&error) {
@@ -96,6 +97,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                 for record in &records {
                     writer.write(out, record)?;
                 }
+                writer.finish(out)?;
                 if reading.line_buffered {
                     writer.flush(out)?;
                 }

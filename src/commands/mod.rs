@@ -126,11 +126,14 @@ fn patterns(globs: &[String], option: &str) -> anyhow::Result<Vec<glob::Pattern>
         .collect()
 }
 
-/// The width a table is fitted to: the terminal's, else `$COLUMNS`, else 100.
+/// The width a table is laid out to: `$COLUMNS` when it is set (as `ls` reads it, so a script
+/// or a test can choose), else the terminal's, else 100.
 fn terminal_width() -> u16 {
-    comfy_table::Table::new()
-        .width()
-        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|columns| columns.trim().parse().ok())
+        .filter(|&columns| columns > 0)
+        .or_else(|| comfy_table::Table::new().width())
         .unwrap_or(100)
 }
 
@@ -156,13 +159,15 @@ fn extract_options(
                 .filter(|status| status.lacks_reason()),
         );
     }
+    let reading = reading(
+        args.input,
+        keep_arguments,
+        args.follow,
+        args.line_buffered || stdout_is_terminal,
+    )?;
+    let live = args.follow || matches!(&reading.sources[..], [Source::Stdin]);
     Ok(extract::Options {
-        reading: reading(
-            args.input,
-            keep_arguments,
-            args.follow,
-            args.line_buffered || stdout_is_terminal,
-        )?,
+        reading,
         format,
         filter: extract::Filter {
             tools: patterns(&args.tool, "--tool")?,
@@ -172,6 +177,7 @@ fn extract_options(
         writer: WriterOptions {
             arguments: args.arguments,
             width: terminal_width(),
+            live,
         },
     })
 }
@@ -215,6 +221,7 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
             cli::StatsFormat::Csv => StatsFormat::Csv,
         },
         min_coverage: args.min_coverage,
+        width: terminal_width(),
         merge,
     })
 }

@@ -19,5 +19,6 @@ mod real_codex_gemini;
 mod report;
 mod samples;
 mod stats;
+mod tables;
 mod upstream;
 mod util;
