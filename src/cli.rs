@@ -108,7 +108,7 @@ pub enum Command {
 pub struct InputArgs {
     /// Log files, directories (searched for *.jsonl, *.json and *.traj), quoted glob patterns,
     /// or - for stdin. With none and a terminal on stdin, the usual local agent log folders are
-    /// read.
+    /// read; with none and stdin a pipe or a file, stdin is; otherwise a PATH must be given.
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
 

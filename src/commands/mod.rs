@@ -17,9 +17,8 @@ mod stats;
 pub use broken_pipe::is_broken_pipe;
 use reading::{reading, same_file};
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use reasons::cli::{self, CheckArgs, Command, ExtractArgs, HookAgent, ReportArgs, StatsArgs};
@@ -52,8 +51,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             let output = args.output.clone();
             let options = report_options(args)?;
             match output {
-                Some(path) => with_file(&path, |out| report::run(options, out)),
-                None => with_stdout(|out| report::run(options, out)),
+                Some(path) => report::write_page_file(options, &path),
+                None => with_stdout(|out| report::run(options, out).map(|(code, _)| code)),
             }
         }
         // The stream commands own stdout themselves: they flush per line, and the proxy writes
@@ -100,19 +99,6 @@ fn with_stdout(
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout());
     let code = command(&mut out)?;
     out.flush()?;
-    Ok(code)
-}
-
-/// Runs a command that writes one document, into FILE (created, or emptied) instead of stdout.
-fn with_file(
-    path: &Path,
-    command: impl FnOnce(&mut (dyn Write + Send)) -> anyhow::Result<ExitCode>,
-) -> anyhow::Result<ExitCode> {
-    let file = File::create(path).with_context(|| format!("{}: cannot write", path.display()))?;
-    let mut out = BufWriter::with_capacity(64 * 1024, file);
-    let code = command(&mut out)?;
-    out.flush()
-        .with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(code)
 }
 
@@ -231,7 +217,7 @@ fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
     // The page shows every call's arguments.
     let reading = reading(args.input, true, false, false)?;
     if let Some(output) = &output {
-        // The page file is created before the logs are read: naming a log would empty it.
+        // A log named as the page would be replaced by it.
         let names_a_log = reading.sources.iter().any(|source| match source {
             Source::File(path) => same_file(path, output),
             Source::Stdin => false,

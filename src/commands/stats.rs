@@ -47,6 +47,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         failed |= !all_read;
     }
     let report = tally.report();
+    if !options.merge {
+        super::reading::say_if_no_agent_log(&options.reading.sources, report.totals.calls);
+    }
     let mut writer = report_writer(options.format, options.width);
     writer.write(out, &report)?;
     writer.flush(out)?;

@@ -9,6 +9,7 @@ mod filter;
 mod gateway;
 mod gateway_openai;
 mod hostile;
+mod inputs;
 mod joined;
 mod man;
 mod proxy;
