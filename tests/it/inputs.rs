@@ -213,3 +213,30 @@ fn report_says_where_it_wrote_the_page_and_how_many_calls_it_holds() {
         .unwrap()
         .ends_with("</body></html>\n"));
 }
+
+#[test]
+fn a_bidi_override_in_a_reason_is_shown_as_a_mark_on_the_page() {
+    // Applied, U+202E would turn "exe." around, so that the reason displays "….exe" backwards.
+    let reason = "Read the notes\u{202e}exe.\u{202c} \u{2067}first\u{2069}";
+    let line = claude_call(
+        "s",
+        "t1",
+        "Bash",
+        json!({"command": "cat notes\u{202e}txt", "reason": reason}),
+    );
+    let (_dir, path) = log_file("s.jsonl", &[line]);
+    let run = run(&["report", arg(&path)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for code in (0x202a..=0x202e).chain(0x2066..=0x2069) {
+        let character = char::from_u32(code).unwrap();
+        assert!(!run.stdout.contains(character), "U+{code:04X} on the page");
+        assert!(!run.stdout.to_lowercase().contains(&format!("&#x{code:x};")));
+        assert!(!run.stdout.contains(&format!("&#{code};")));
+    }
+    assert!(
+        run.stdout
+            .contains("Read the notes⟦U+202E⟧exe.⟦U+202C⟧ ⟦U+2067⟧first⟦U+2069⟧"),
+        "the reason, its marks in place"
+    );
+    assert!(run.stdout.contains("cat notes⟦U+202E⟧txt"));
+}
