@@ -123,8 +123,9 @@ pub enum Command {
 pub struct InputArgs {
     /// Log files, directories (searched for *.jsonl, *.json and *.traj, and for the *.db SQLite
     /// stores of OpenCode, Kilo, Crush and Goose), quoted glob patterns, or - for stdin. With
-    /// none and a terminal on stdin, the usual local agent log folders are read. A call's place
-    /// is path:line, and path:table:rowid in a SQLite store.
+    /// none and a terminal on stdin, the usual local agent log folders are read; with none and
+    /// stdin a pipe or a file, stdin is; otherwise a PATH must be given. A call's place is
+    /// path:line, and path:table:rowid in a SQLite store.
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
 

@@ -28,6 +28,27 @@ impl Source {
     }
 }
 
+/// Whether standard input is a pipe, a socket or a file: something a log can come through,
+/// unlike `/dev/null` (a device) or a closed descriptor.
+fn stdin_holds_input() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        let Ok(stdin) = std::io::stdin().as_fd().try_clone_to_owned() else {
+            return false;
+        };
+        std::fs::File::from(stdin).metadata().is_ok_and(|metadata| {
+            let kind = metadata.file_type();
+            kind.is_fifo() || kind.is_socket() || kind.is_file()
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
 /// File names a directory walk picks up.
 const LOG_EXTENSIONS: [&str; 3] = ["jsonl", "json", "traj"];
 
@@ -83,11 +104,19 @@ pub struct Sources {
 
 /// Expands the PATH arguments.
 ///
-/// With no paths: stdin when it is not a terminal, otherwise the usual local log folders, which
-/// are announced through `announce`.
+/// With no paths: the usual local log folders when stdin is a terminal, else stdin when it is a
+/// pipe or a file (both announced through `announce`), else an error asking for a PATH — a
+/// script or CI step with stdin at `/dev/null`, or closed, has named nothing to read.
 pub fn expand(paths: &[String], announce: &mut dyn FnMut(&str)) -> anyhow::Result<Sources> {
     if paths.is_empty() {
         if !std::io::stdin().is_terminal() {
+            if !stdin_holds_input() {
+                bail!(
+                    "no PATH given, and standard input is neither a terminal, a pipe nor a file: \
+                     give the logs to read as PATHs (files, folders, globs; - for stdin)"
+                );
+            }
+            announce("reading standard input");
             return Ok(Sources {
                 sources: vec![Source::Stdin],
                 problems: Vec::new(),

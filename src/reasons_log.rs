@@ -220,11 +220,13 @@ impl Index {
         else {
             return false;
         };
-        let field = match reason {
-            Value::String(text) => ReasonField::Text(text),
-            _ => ReasonField::NotText,
+        (record.status, record.reason) = match reason {
+            Value::String(text) => Status::of_reason_field(ReasonField::Text(text)),
+            other => (
+                Status::of_reason_field(ReasonField::NotText).0,
+                Some(other.to_string()),
+            ),
         };
-        (record.status, record.reason) = Status::of_reason_field(field);
         record.reason_from = ReasonFrom::Log;
         true
     }
@@ -679,7 +681,7 @@ mod tests {
         );
         assert_eq!(
             joined("t3", Status::Missing),
-            (Status::Invalid, None, ReasonFrom::Log)
+            (Status::Invalid, Some("7".into()), ReasonFrom::Log)
         );
         let mut gemini = record("Bash__t1", Status::Missing);
         gemini.format = crate::formats::Format::GeminiCli;

@@ -1,6 +1,7 @@
 //! The call record: what every reader produces for one recorded tool call.
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::envelope::{decode_arguments, Arguments};
@@ -63,16 +64,20 @@ impl Status {
 
     /// Classifies a call by its arguments, as they were recorded.
     ///
-    /// Returns the status and, when the reason is a string, its text. Arguments that travel as a
+    /// Returns the status and, when the reason is a string, its text (when it is there but not a
+    /// string, the value as JSON text). Arguments that travel as a
     /// JSON-encoded string are decoded first; the empty string and an absent (`null`) value mean
     /// "no arguments", which is an object without a reason.
     pub fn of_arguments(arguments: &Value) -> (Status, Option<String>) {
         match decode_arguments(arguments) {
-            Arguments::Object(map) => Status::of_reason_field(match map.get(REASON_PARAM) {
-                None => ReasonField::Absent,
-                Some(Value::String(text)) => ReasonField::Text(text),
-                Some(_) => ReasonField::NotText,
-            }),
+            Arguments::Object(map) => match map.get(REASON_PARAM) {
+                None => Status::of_reason_field(ReasonField::Absent),
+                Some(Value::String(text)) => Status::of_reason_field(ReasonField::Text(text)),
+                Some(other) => (
+                    Status::of_reason_field(ReasonField::NotText).0,
+                    Some(other.to_string()),
+                ),
+            },
             Arguments::Empty => Status::of_reason_field(ReasonField::NoArguments),
             Arguments::NotAnObject => Status::of_reason_field(ReasonField::NotAnObject),
         }
@@ -147,7 +152,10 @@ pub enum ReasonFrom {
 }
 
 /// One recorded tool call, as a reader found it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Serialized with `reason` as the log holds it: a string, `null`, or — when the status is
+/// `invalid` — the JSON value that is not a string.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CallRecord {
     /// The path as given, or `-` for stdin.
     pub source: String,
@@ -163,7 +171,9 @@ pub struct CallRecord {
     pub call_id: Option<String>,
     /// The tool's name.
     pub tool: String,
-    /// The reason's text, when it is a string.
+    /// The reason's text, when it is a string; when it is there but not a string (`invalid`),
+    /// the value as JSON text.
+    #[serde(default, deserialize_with = "reason_as_logged")]
     pub reason: Option<String>,
     /// What the call says about its reason.
     pub status: Status,
@@ -173,4 +183,74 @@ pub struct CallRecord {
     /// The call's arguments, kept only when asked for.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub arguments: Option<Value>,
+}
+
+impl Serialize for CallRecord {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = if self.arguments.is_some() { 11 } else { 10 };
+        let mut record = serializer.serialize_struct("CallRecord", fields)?;
+        record.serialize_field("source", &self.source)?;
+        record.serialize_field("line", &self.line)?;
+        record.serialize_field("format", &self.format)?;
+        record.serialize_field("session", &self.session)?;
+        record.serialize_field("timestamp", &self.timestamp)?;
+        record.serialize_field("call_id", &self.call_id)?;
+        record.serialize_field("tool", &self.tool)?;
+        match (self.status, self.reason.as_deref()) {
+            (Status::Invalid, Some(json)) => match serde_json::from_str::<Value>(json) {
+                Ok(value) => record.serialize_field("reason", &value)?,
+                Err(_) => record.serialize_field("reason", json)?,
+            },
+            (_, reason) => record.serialize_field("reason", &reason)?,
+        }
+        record.serialize_field("status", &self.status)?;
+        record.serialize_field("reason_from", &self.reason_from)?;
+        match &self.arguments {
+            Some(arguments) => record.serialize_field("arguments", arguments)?,
+            None => record.skip_field("arguments")?,
+        }
+        record.end()
+    }
+}
+
+/// A record's `reason` read back: a string as it is, any other value as its JSON text.
+fn reason_as_logged<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(match Option::<Value>::deserialize(deserializer)? {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text),
+        Some(other) => Some(other.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_reason_is_serialized_as_the_value_the_log_holds() {
+        let arguments = serde_json::json!({"command": "ls", "reason": {"why": "round per line"}});
+        let (status, reason) = Status::of_arguments(&arguments);
+        assert_eq!(status, Status::Invalid);
+        let record = CallRecord {
+            source: "-".into(),
+            line: 1,
+            format: Format::ClaudeCode,
+            session: None,
+            timestamp: None,
+            call_id: None,
+            tool: "Bash".into(),
+            reason,
+            status,
+            reason_from: ReasonFrom::Call,
+            arguments: None,
+        };
+        let json = serde_json::to_value(&record).unwrap();
+        assert_eq!(json["reason"], serde_json::json!({"why": "round per line"}));
+        assert_eq!(json["status"], "invalid");
+        assert!(json.get("arguments").is_none());
+        let back: CallRecord = serde_json::from_value(json).unwrap();
+        assert_eq!(back, record);
+    }
 }

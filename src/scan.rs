@@ -72,9 +72,11 @@ pub fn read_source(
     let mut strict_failure = None;
     // Warnings come from the lines read and from the follower, which reports a truncation.
     let on_warning = RefCell::new(on_warning);
+    let mut malformed = MalformedLines::default();
     let mut sink = |event: Event| -> io::Result<()> {
         match event {
             Event::Call(mut record) => {
+                malformed.log_seen(&mut *on_warning.borrow_mut());
                 if let Some(reasons) = &options.reasons {
                     reasons.join(&mut record);
                 }
@@ -86,7 +88,7 @@ pub fn read_source(
                     strict_failure = Some(warning);
                     return Err(io::Error::other("malformed line"));
                 }
-                (on_warning.borrow_mut())(warning);
+                malformed.add(warning, &message, &mut *on_warning.borrow_mut());
                 Ok(())
             }
         }
@@ -132,6 +134,18 @@ pub fn read_source(
     if let Some(failure) = strict_failure {
         return Err(anyhow!("{failure} (--strict)"));
     }
+    let on_warning = on_warning.into_inner();
+    match &result {
+        Ok(summary) => {
+            let head = match source {
+                Source::File(path) => file_head(path),
+                Source::Stdin => None,
+            };
+            malformed.end(&name, summary, head.as_deref(), on_warning);
+        }
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {}
+        Err(_) => malformed.log_seen(on_warning),
+    }
     result.with_context(|| format!("{name}: cannot read"))
 }
 
@@ -142,6 +156,102 @@ fn open_store(path: &std::path::Path) -> Result<Option<Store>, StoreError> {
         return Ok(None);
     }
     Store::open(path).map(Some)
+}
+
+/// How many malformed lines of one log are shown, each by its place; the rest are counted.
+const MALFORMED_SHOWN: u64 = 3;
+
+/// The malformed lines of one log, told so that a file that is no log at all (a binary, a
+/// README) gets one warning rather than one per line. Until a call shows the source is a log,
+/// the first few warnings are held back; at the end a source with no call whose lines are
+/// mostly not JSON is named as what it looks like instead.
+#[derive(Default)]
+struct MalformedLines {
+    /// Warnings held back until a call is seen or the source ends.
+    held: Vec<String>,
+    /// Whether a call was seen: then warnings are shown as they come.
+    log: bool,
+    /// Malformed lines so far.
+    count: u64,
+    /// Whether one was not UTF-8: a log is text, so such a file looks binary.
+    not_text: bool,
+}
+
+impl MalformedLines {
+    fn add(&mut self, warning: String, message: &str, on_warning: &mut dyn FnMut(String)) {
+        self.count += 1;
+        self.not_text |= message.starts_with("invalid UTF-8");
+        if self.count > MALFORMED_SHOWN {
+            return;
+        }
+        if self.log {
+            on_warning(warning);
+        } else {
+            self.held.push(warning);
+        }
+    }
+
+    /// A call was read: the source is a log, and what was held back is said.
+    fn log_seen(&mut self, on_warning: &mut dyn FnMut(String)) {
+        self.log = true;
+        for warning in self.held.drain(..) {
+            on_warning(warning);
+        }
+    }
+
+    /// The source ended; `head` is its first bytes, when it can be read again.
+    fn end(
+        mut self,
+        name: &str,
+        summary: &ReadSummary,
+        head: Option<&[u8]>,
+        on_warning: &mut dyn FnMut(String),
+    ) {
+        if self.count == 0 {
+            return;
+        }
+        if summary.calls == 0 && self.count * 2 > summary.lines {
+            let looks = if self.not_text || head.is_some_and(looks_binary) {
+                "looks binary"
+            } else {
+                "not JSON lines"
+            };
+            on_warning(format!(
+                "{name}: not an agent log: {looks} ({} of its {} lines are not JSON)",
+                self.count, summary.lines
+            ));
+            return;
+        }
+        self.log_seen(on_warning);
+        if self.count > MALFORMED_SHOWN {
+            on_warning(format!(
+                "{name}: {} more malformed lines skipped ({} in all)",
+                self.count - MALFORMED_SHOWN,
+                self.count
+            ));
+        }
+    }
+}
+
+/// The first bytes of a file, to tell what it looks like; `None` when it cannot be read again
+/// (a FIFO, say, whose opening would wait for a writer that never comes).
+fn file_head(path: &std::path::Path) -> Option<Vec<u8>> {
+    if !std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) {
+        return None;
+    }
+    let mut head = Vec::new();
+    File::open(path)
+        .ok()?
+        .take(8 * 1024)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(head)
+}
+
+/// Whether bytes look like a binary rather than text: a NUL byte, or bytes that are not UTF-8
+/// (a character cut at the end of them aside).
+fn looks_binary(head: &[u8]) -> bool {
+    head.contains(&0) || std::str::from_utf8(head).is_err_and(|error| error.error_len().is_some())
 }
 
 /// Runs `before_wait` before each read of the inner reader: a buffered reader only reads when

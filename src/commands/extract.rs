@@ -49,6 +49,8 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
     } = options;
     let mut writer = record_writer(format, writer_options);
     let mut failed = report_problems(&reading.problems);
+    // Calls read, before the filters: none at all means no agent log was found.
+    let mut calls = 0;
     if let [source] = &reading.sources[..] {
         // One source is streamed: each call is written as soon as its line is read.
         let shared = RefCell::new((out, &mut writer));
@@ -74,13 +76,15 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
             &mut |warning| warn(&warning),
         );
         let (out, writer) = &mut *shared.borrow_mut();
+        writer.finish(*out)?;
         writer.flush(*out)?;
-        if let Err(error) = summary {
-            if super::broken_pipe::is_broken_pipe(&error) {
-                return Err(error);
+        match summary {
+            Ok(summary) => calls = summary.calls,
+            Err(error) if super::broken_pipe::is_broken_pipe(&error) => return Err(error),
+            Err(error) => {
+                crate::messages::message!("{error:#}");
+                failed = true;
             }
-            crate::messages::message!("{error:#}");
-            failed = true;
         }
     } else {
         let all_read = each_in_order(
@@ -92,10 +96,12 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                     records.push(record);
                 }
             },
-            |_, records, _| {
+            |_, records, summary| {
+                calls += summary.calls;
                 for record in &records {
                     writer.write(out, record)?;
                 }
+                writer.finish(out)?;
                 if reading.line_buffered {
                     writer.flush(out)?;
                 }
@@ -105,6 +111,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         failed |= !all_read;
         writer.flush(out)?;
     }
+    super::reading::say_if_no_agent_log(&reading.sources, calls);
     Ok(if failed {
         ExitCode::Error
     } else {

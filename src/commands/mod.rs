@@ -19,9 +19,8 @@ mod watch;
 pub use broken_pipe::is_broken_pipe;
 use reading::{reading, same_file};
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use reasons::cli::{
@@ -56,8 +55,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             let output = args.output.clone();
             let options = report_options(args)?;
             match output {
-                Some(path) => with_file(&path, |out| report::run(options, out)),
-                None => with_stdout(|out| report::run(options, out)),
+                Some(path) => report::write_page_file(options, &path),
+                None => with_stdout(|out| report::run(options, out).map(|(code, _)| code)),
             }
         }
         // The stream commands own stdout themselves: they flush per line, and the proxy writes
@@ -166,19 +165,6 @@ fn with_stdout(
     Ok(code)
 }
 
-/// Runs a command that writes one document, into FILE (created, or emptied) instead of stdout.
-fn with_file(
-    path: &Path,
-    command: impl FnOnce(&mut (dyn Write + Send)) -> anyhow::Result<ExitCode>,
-) -> anyhow::Result<ExitCode> {
-    let file = File::create(path).with_context(|| format!("{}: cannot write", path.display()))?;
-    let mut out = BufWriter::with_capacity(64 * 1024, file);
-    let code = command(&mut out)?;
-    out.flush()
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    Ok(code)
-}
-
 fn patterns(globs: &[String], option: &str) -> anyhow::Result<Vec<glob::Pattern>> {
     globs
         .iter()
@@ -189,11 +175,14 @@ fn patterns(globs: &[String], option: &str) -> anyhow::Result<Vec<glob::Pattern>
         .collect()
 }
 
-/// The width a table is fitted to: the terminal's, else `$COLUMNS`, else 100.
+/// The width a table is laid out to: `$COLUMNS` when it is set (as `ls` reads it, so a script
+/// or a test can choose), else the terminal's, else 100.
 fn terminal_width() -> u16 {
-    comfy_table::Table::new()
-        .width()
-        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|columns| columns.trim().parse().ok())
+        .filter(|&columns| columns > 0)
+        .or_else(|| comfy_table::Table::new().width())
         .unwrap_or(100)
 }
 
@@ -219,13 +208,15 @@ fn extract_options(
                 .filter(|status| status.lacks_reason()),
         );
     }
+    let reading = reading(
+        args.input,
+        keep_arguments,
+        args.follow,
+        args.line_buffered || stdout_is_terminal,
+    )?;
+    let live = args.follow || matches!(&reading.sources[..], [Source::Stdin]);
     Ok(extract::Options {
-        reading: reading(
-            args.input,
-            keep_arguments,
-            args.follow,
-            args.line_buffered || stdout_is_terminal,
-        )?,
+        reading,
         format,
         filter: extract::Filter {
             tools: patterns(&args.tool, "--tool")?,
@@ -235,6 +226,7 @@ fn extract_options(
         writer: WriterOptions {
             arguments: args.arguments,
             width: terminal_width(),
+            live,
         },
     })
 }
@@ -278,6 +270,7 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
             cli::StatsFormat::Csv => StatsFormat::Csv,
         },
         min_coverage: args.min_coverage,
+        width: terminal_width(),
         merge,
     })
 }
@@ -287,7 +280,7 @@ fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
     // The page shows every call's arguments.
     let reading = reading(args.input, true, false, false)?;
     if let Some(output) = &output {
-        // The page file is created before the logs are read: naming a log would empty it.
+        // A log named as the page would be replaced by it.
         let names_a_log = reading.sources.iter().any(|source| match source {
             Source::File(path) => same_file(path, output),
             Source::Stdin => false,

@@ -106,6 +106,29 @@ pub(super) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Says so when the logs read held no call at all: "0 calls" alone does not tell that the paths
+/// named no agent log (or none in a format this tool reads).
+pub fn say_if_no_agent_log(sources: &[Source], calls: u64) {
+    if calls > 0 || sources.is_empty() {
+        return;
+    }
+    if let [Source::Stdin] = sources {
+        crate::messages::message!("no agent log found in standard input");
+        return;
+    }
+    const NAMED: usize = 3;
+    let mut names: Vec<String> = sources.iter().take(NAMED).map(Source::name).collect();
+    if sources.len() > NAMED {
+        names.push(format!("and {} more", sources.len() - NAMED));
+    }
+    crate::messages::message!(
+        "no agent log found in {} file{}: {}",
+        sources.len(),
+        if sources.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    );
+}
+
 /// Says what is wrong with each path that could not be read; true when there was any.
 pub fn report_problems(problems: &[Problem]) -> bool {
     for problem in problems {

@@ -1,6 +1,10 @@
 //! `reasons report`: one HTML page of every session read, for the person reviewing it.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
 
 use reasons::record::CallRecord;
 use reasons::stats::{GroupBy, Tally};
@@ -23,7 +27,60 @@ struct FileCalls {
     by_day: Tally,
 }
 
-pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
+/// Writes the page to `path`: into a temporary file beside it, renamed into place once it is
+/// whole. A run that read no log at all (every path missing, say) leaves no page, rather than an
+/// empty one, and never replaces the page a good run wrote; a run that read some logs but not
+/// all writes the page of those and still ends with status 2. Says where the page went and how
+/// many calls it holds.
+pub fn write_page_file(options: Options, path: &Path) -> anyhow::Result<ExitCode> {
+    let temporary = temporary_beside(path);
+    let cannot_write = || format!("{}: cannot write", path.display());
+    let file = File::options()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .with_context(cannot_write)?;
+    let written = (|| {
+        let mut out = BufWriter::with_capacity(64 * 1024, file);
+        let (code, calls) = run(options, &mut out)?;
+        out.into_inner()
+            .map_err(|error| error.into_error())
+            .and_then(|file| file.sync_all())
+            .with_context(cannot_write)?;
+        anyhow::Ok((code, calls))
+    })();
+    let (code, calls) = match written {
+        Ok((code, calls)) if code == ExitCode::Success || calls > 0 => (code, calls),
+        other => {
+            let _ = std::fs::remove_file(&temporary);
+            if other.is_ok() {
+                crate::messages::message!("{}: not written: no log was read", path.display());
+            }
+            return other.map(|(code, _)| code);
+        }
+    };
+    if let Err(error) = std::fs::rename(&temporary, path) {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(error).with_context(cannot_write);
+    }
+    crate::messages::message!(
+        "wrote {} ({calls} call{})",
+        path.display(),
+        if calls == 1 { "" } else { "s" }
+    );
+    Ok(code)
+}
+
+/// A name for the page while it is written, in the same folder so that renaming it is atomic.
+fn temporary_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "page".into(), |name| name.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{}.part", std::process::id()))
+}
+
+/// Writes the page to `out`; returns how the run ended and how many calls the page holds.
+pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(ExitCode, usize)> {
     let reading = options.reading;
     let mut failed = report_problems(&reading.problems);
     let mut records = Vec::new();
@@ -53,6 +110,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         },
     )?;
     failed |= !all_read;
+    super::reading::say_if_no_agent_log(&reading.sources, records.len() as u64);
     let page = Page {
         records: &records,
         by_tool: &by_tool.report(),
@@ -61,12 +119,14 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
     let mut writer = PageWriter;
     writer.write(out, &page)?;
     writer.flush(out)?;
+    let calls = records.len();
     // The run ends here: freeing 100,000 argument trees one allocation at a time took a sixth of
     // the run, and the process gives all of it back at once.
     std::mem::forget(records);
-    Ok(if failed {
+    let code = if failed {
         ExitCode::Error
     } else {
         ExitCode::Success
-    })
+    };
+    Ok((code, calls))
 }

@@ -16,6 +16,8 @@ pub struct Options {
     pub by: GroupBy,
     pub format: StatsFormat,
     pub min_coverage: Option<f64>,
+    /// The width a table is laid out to.
+    pub width: u16,
     /// Whether the sources are earlier JSON reports to add up, rather than logs.
     pub merge: bool,
 }
@@ -45,7 +47,10 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         failed |= !all_read;
     }
     let report = tally.report();
-    let mut writer = report_writer(options.format);
+    if !options.merge {
+        super::reading::say_if_no_agent_log(&options.reading.sources, report.totals.calls);
+    }
+    let mut writer = report_writer(options.format, options.width);
     writer.write(out, &report)?;
     writer.flush(out)?;
     if failed {

@@ -98,7 +98,13 @@ impl Arguments {
             (Some(_), Some(text)) => ReasonField::Text(text),
             (Some(_), None) => ReasonField::NotText,
         };
-        let (status, reason) = Status::of_reason_field(field);
+        let (status, mut reason) = Status::of_reason_field(field);
+        if status == Status::Invalid {
+            // The value the log holds, as JSON: what the record gives for an invalid reason.
+            reason = object
+                .get(REASON_PARAM)
+                .map(|value| value.to_value().to_string());
+        }
         let mut hasher = key_hasher();
         hash_object(object, &mut hasher);
         Arguments {

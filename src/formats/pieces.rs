@@ -189,7 +189,7 @@ pub(crate) fn read_in_pieces(
         drop(tickets);
         outcome
     })?;
-    Ok(rules.finish(offset.events))
+    Ok(rules.finish(offset.events, offset.lines))
 }
 
 /// The byte range a piece covers: from the start of the first line that starts at or after

@@ -56,14 +56,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads a whole source; returns the number of events parsed.
-    pub(crate) fn read<R: BufRead>(mut self, input: R) -> io::Result<u64> {
-        self.read_start(input)?;
-        self.finish()
-    }
-
-    /// Reads the start of a source (or all of it) as `read` does, without handing over the
-    /// calls left open at its end; returns the number of lines read.
+    /// Reads the start of a source (or all of it), without handing over the calls left open at
+    /// its end ([`Reader::finish`] does); returns the number of lines read.
     pub(crate) fn read_start<R: BufRead>(&mut self, input: R) -> io::Result<u64> {
         self.lines.read_start(input)
     }

@@ -45,6 +45,8 @@ pub struct ReadSummary {
     pub repeats: u64,
     /// Lines skipped as malformed.
     pub malformed_lines: u64,
+    /// Lines read, blank ones too.
+    pub lines: u64,
     /// The format of the first call, when there was one.
     pub format: Option<Format>,
 }

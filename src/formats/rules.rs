@@ -123,8 +123,9 @@ impl<'a> Rules<'a> {
     }
 
     /// What the whole source gave, with the number of events the reading parsed.
-    pub(crate) fn finish(mut self, events: u64) -> ReadSummary {
+    pub(crate) fn finish(mut self, events: u64, lines: u64) -> ReadSummary {
         self.summary.events = events;
+        self.summary.lines = lines;
         self.summary
     }
 

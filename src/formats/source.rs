@@ -17,8 +17,10 @@ pub(crate) fn read_source<R: BufRead>(
     let mut rules = Rules::new(source, options);
     let offset = Offset::default();
     let mut apply = |item| rules.apply(item, offset, sink);
-    let events = Reader::new(options, &mut apply).read(input)?;
-    Ok(rules.finish(events))
+    let mut reader = Reader::new(options, &mut apply);
+    let lines = reader.read_start(input)?;
+    let events = reader.finish()?;
+    Ok(rules.finish(events, lines))
 }
 
 #[cfg(test)]

@@ -292,7 +292,8 @@ impl Store {
         drop(statement);
         let events = reader.finish()?;
         let (rules, _) = state.into_inner();
-        Ok(rules.finish(events))
+        // A store has rows, not lines: each row is read as one line of its log.
+        Ok(rules.finish(events, events))
     }
 }
 

@@ -2,10 +2,10 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
 use reasons::stats::{Counts, Report};
 
-use super::cells::{csv_field, TABLE_STYLE};
+use super::cells::csv_field;
+use super::table::{display_width, layout, write_table, Column, Fit};
 use super::writer::Writer;
 
 /// Output formats of `stats`.
@@ -24,6 +24,8 @@ pub enum StatsFormat {
 /// Writes a whole report in one of `stats`'s formats.
 pub struct ReportWriter {
     pub format: StatsFormat,
+    /// The width a table is laid out to.
+    pub width: u16,
 }
 
 impl Writer<Report> for ReportWriter {
@@ -33,7 +35,7 @@ impl Writer<Report> for ReportWriter {
                 serde_json::to_writer(&mut *out, report).map_err(io::Error::other)?;
                 writeln!(out)
             }
-            StatsFormat::Table => write_table(report, out),
+            StatsFormat::Table => write_stats_table(report, usize::from(self.width), out),
             StatsFormat::Markdown => write_markdown(report, out),
             StatsFormat::Csv => write_csv(report, out),
         }
@@ -109,18 +111,41 @@ fn footer(report: &Report) -> String {
     )
 }
 
-fn write_table(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    let mut table = Table::new();
-    table.load_style(TABLE_STYLE).set_header(header(report));
-    for row in rows(report) {
-        table.add_row(row);
-    }
-    for index in 1..10 {
-        if let Some(column) = table.column_mut(index) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    writeln!(out, "{table}")?;
+/// The key column wraps (a long path, say) and the numbers keep their width.
+fn write_stats_table(report: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
+    let header = header(report);
+    let mut columns: Vec<Column> = COLUMNS[..9]
+        .iter()
+        .map(|&header| Column {
+            header,
+            right: true,
+            fit: Fit::Whole,
+            weight: 0,
+            least: 0,
+        })
+        .collect();
+    columns.insert(
+        0,
+        Column {
+            header: report.by.as_str(),
+            right: false,
+            fit: Fit::Wrap,
+            weight: 1,
+            least: 12,
+        },
+    );
+    let rows: Vec<Vec<String>> = rows(report).collect();
+    let wants: Vec<usize> = (0..columns.len())
+        .map(|at| {
+            std::iter::once(&header[at])
+                .chain(rows.iter().map(|row| &row[at]))
+                .map(|cell| display_width(cell))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let widths = layout(width, &columns, &wants);
+    write_table(out, &columns, &widths, true, rows)?;
     writeln!(out, "{}", footer(report))
 }
 

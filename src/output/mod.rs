@@ -23,9 +23,9 @@ pub fn finding_writer(format: CheckFormat) -> Box<dyn Writer<Finding>> {
     Box::new(findings::FindingWriter { format })
 }
 
-/// The writer of a `stats` report for `format`.
-pub fn report_writer(format: StatsFormat) -> Box<dyn Writer<Report>> {
-    Box::new(coverage::ReportWriter { format })
+/// The writer of a `stats` report for `format`, a table laid out `width` characters wide.
+pub fn report_writer(format: StatsFormat, width: u16) -> Box<dyn Writer<Report>> {
+    Box::new(coverage::ReportWriter { format, width })
 }
 
 /// A coverage as reports show it: one decimal and a per-cent sign.

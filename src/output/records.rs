@@ -27,12 +27,15 @@ pub struct WriterOptions {
     pub arguments: bool,
     /// The width of the terminal a table is fitted to.
     pub width: u16,
+    /// Whether the one log is read as it is written (stdin, `--follow`): a table then writes
+    /// its rows as they come, in the widths of its first batch.
+    pub live: bool,
 }
 
 /// The writer of call records for `format`.
 pub fn record_writer(format: ExtractFormat, options: WriterOptions) -> Box<dyn Writer<CallRecord>> {
     match format {
-        ExtractFormat::Table => Box::new(TableWriter::new(options.width)),
+        ExtractFormat::Table => Box::new(TableWriter::new(options.width, options.live)),
         ExtractFormat::Jsonl => Box::new(JsonlWriter {
             arguments: options.arguments,
         }),

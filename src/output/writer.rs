@@ -12,4 +12,10 @@ pub trait Writer<T: ?Sized>: Send {
     fn flush(&mut self, out: &mut dyn Write) -> io::Result<()> {
         out.flush()
     }
+
+    /// Writes what is held back until the end of a log (a table laid out for all its rows):
+    /// called after each log's items, and at the end.
+    fn finish(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
 }

@@ -76,7 +76,10 @@ fn sessions(records: &[CallRecord]) -> Vec<Session<'_>> {
 }
 
 /// A text from a log, escaped by maud, with control characters shown as their pictures (␀, ␛)
-/// rather than left for the browser to drop or act on.
+/// rather than left for the browser to drop or act on, and the bidirectional embeddings,
+/// overrides and isolates (U+202A–U+202E, U+2066–U+2069) shown as marks (`⟦U+202E⟧`): applied,
+/// they would reverse the text after them, and a reason could display something other than
+/// what it says.
 pub struct Text<'a>(pub &'a str);
 
 impl Render for Text<'_> {
@@ -84,8 +87,17 @@ impl Render for Text<'_> {
     /// rather than byte by byte: the text of 100,000 calls is most of what the page writes.
     fn render_to(&self, buffer: &mut String) {
         let text = self.0;
+        let bytes = text.as_bytes();
         let mut plain = 0;
         for (at, byte) in text.bytes().enumerate() {
+            if byte == 0xE2 {
+                if let Some(mark) = bidi_mark(&bytes[at..]) {
+                    buffer.push_str(&text[plain..at]);
+                    buffer.push_str(mark);
+                    plain = at + 3;
+                }
+                continue;
+            }
             let replacement = match byte {
                 b'&' => "&amp;",
                 b'<' => "&lt;",
@@ -101,6 +113,22 @@ impl Render for Text<'_> {
         }
         buffer.push_str(&text[plain..]);
     }
+}
+
+/// The mark shown for the bidirectional control character `bytes` start with, if they do.
+fn bidi_mark(bytes: &[u8]) -> Option<&'static str> {
+    Some(match bytes.get(..3)? {
+        [0xE2, 0x80, 0xAA] => "\u{27e6}U+202A\u{27e7}",
+        [0xE2, 0x80, 0xAB] => "\u{27e6}U+202B\u{27e7}",
+        [0xE2, 0x80, 0xAC] => "\u{27e6}U+202C\u{27e7}",
+        [0xE2, 0x80, 0xAD] => "\u{27e6}U+202D\u{27e7}",
+        [0xE2, 0x80, 0xAE] => "\u{27e6}U+202E\u{27e7}",
+        [0xE2, 0x81, 0xA6] => "\u{27e6}U+2066\u{27e7}",
+        [0xE2, 0x81, 0xA7] => "\u{27e6}U+2067\u{27e7}",
+        [0xE2, 0x81, 0xA8] => "\u{27e6}U+2068\u{27e7}",
+        [0xE2, 0x81, 0xA9] => "\u{27e6}U+2069\u{27e7}",
+        _ => return None,
+    })
 }
 
 /// The Unicode pictures of the C0 control characters, and of DEL at index 32.
@@ -624,6 +652,23 @@ mod tests {
             .render()
             .into_string();
         assert_eq!(html, "a\u{2400}b\u{241b}[31m&lt;i&gt;\n\t\u{2421}");
+    }
+
+    #[test]
+    fn bidirectional_overrides_are_shown_as_marks_never_applied() {
+        let html = Text("ok \u{202e}txt.exe\u{202c} \u{2066}a\u{2069} \u{202a}\u{202b}\u{202d}\u{2067}\u{2068} é…")
+            .render()
+            .into_string();
+        assert_eq!(
+            html,
+            "ok ⟦U+202E⟧txt.exe⟦U+202C⟧ ⟦U+2066⟧a⟦U+2069⟧ \
+             ⟦U+202A⟧⟦U+202B⟧⟦U+202D⟧⟦U+2067⟧⟦U+2068⟧ é…"
+        );
+        for code in (0x202a..=0x202e).chain(0x2066..=0x2069) {
+            let character = char::from_u32(code).unwrap();
+            assert!(!html.contains(character));
+            assert!(!html.contains(&format!("&#x{code:x}")));
+        }
     }
 
     proptest::proptest! {

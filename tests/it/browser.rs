@@ -4,8 +4,13 @@
 //! `data-problems` (any error or policy violation it saw), and Chromium's console log is read
 //! from its stderr.
 //!
-//! These need chromium, so a plain `cargo test` leaves them out; `.ci/run` installs chromium and
-//! runs them, where a missing browser fails them loudly.
+//! What a person *sees* is measured too (`mod seen`): playwright drives the same chromium and
+//! reads each call's box and computed style after the script ran, at a desktop's width and a
+//! phone's — an element can lack nothing in the DOM and still be on screen.
+//!
+//! These need chromium (and playwright, in `target/real-parts/browser-venv`), so a plain
+//! `cargo test` leaves them out; `.ci/run` installs both and runs them, where a missing part fails
+//! them loudly.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -302,4 +307,325 @@ fn a_page_of_100000_calls_opens_and_renders_in_the_browser() {
         ],
     );
     assert!(std::fs::metadata(&shot).unwrap().len() > 20_000);
+}
+
+/// What a person sees: each view of a page opened by playwright in chromium, measured after the
+/// page's script ran (`tests/it/python/visible_calls.py`).
+#[cfg(unix)]
+mod seen {
+    use std::path::Path;
+    use std::process::Command;
+
+    use serde_json::{json, Value};
+
+    use super::write_page;
+    use crate::real_agents::{part, run_bounded};
+    use crate::report::shown_calls;
+    use crate::util::root;
+
+    /// A desktop's viewport and a phone's, where the call's two columns become one.
+    pub const SCREENS: [(&str, u32, u32); 2] = [("desktop", 1400, 900), ("phone", 420, 900)];
+
+    /// One call on the page as its markup says, to work out what each view must show.
+    pub struct Call {
+        pub id: String,
+        pub status: String,
+        pub tool: String,
+        /// Its text, lower-cased, as the search box searches it.
+        pub text: String,
+        /// The session it is listed under.
+        pub session: usize,
+    }
+
+    /// Every call of a page, in page order.
+    pub fn calls(html: &str) -> Vec<Call> {
+        let mut calls = Vec::new();
+        for (session, chunk) in html.split("<details class=\"session\"").skip(1).enumerate() {
+            for shown in shown_calls(chunk) {
+                let id = shown.markup[shown.markup.find("id=\"").unwrap() + 4..]
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .to_owned();
+                calls.push(Call {
+                    id,
+                    status: shown.status,
+                    tool: shown.tool,
+                    text: text_of(&shown.markup).to_lowercase(),
+                    session,
+                });
+            }
+        }
+        calls
+    }
+
+    /// The text of some markup: its tags dropped, the entities this page writes read back.
+    fn text_of(markup: &str) -> String {
+        let mut text = String::new();
+        let mut in_tag = false;
+        for character in markup.chars() {
+            match character {
+                '<' => in_tag = true,
+                '>' if in_tag => in_tag = false,
+                _ if !in_tag => text.push(character),
+                _ => {}
+            }
+        }
+        text.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&amp;", "&")
+    }
+
+    /// Opens every view of `page` in `plan`, returning what each one showed.
+    pub fn measure(page: &Path, views: Vec<Value>) -> Vec<Value> {
+        let python = part("browser-venv/bin/python");
+        assert!(
+            Path::new(super::CHROMIUM).exists(),
+            "{} is missing: .ci/real-parts installs it",
+            super::CHROMIUM
+        );
+        let plan = json!({"page": format!("file://{}", page.display()), "views": views});
+        let plan_file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(plan_file.path(), plan.to_string()).unwrap();
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!(
+            "exec '{}' '{}' < '{}'",
+            python.display(),
+            root().join("tests/it/python/visible_calls.py").display(),
+            plan_file.path().display()
+        ));
+        let output = run_bounded(command);
+        assert!(
+            output.status.success(),
+            "playwright failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let result: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+        assert_eq!(result["console"], json!([]), "the page logged something");
+        result["views"].as_array().unwrap().clone()
+    }
+
+    pub fn page_of_samples(dir: &Path) -> (std::path::PathBuf, Vec<Call>) {
+        let page = write_page(dir, &["samples"]);
+        let calls = calls(&std::fs::read_to_string(&page).unwrap());
+        assert!(
+            calls.len() > 20,
+            "the samples' page has {} calls",
+            calls.len()
+        );
+        (page, calls)
+    }
+}
+
+/// Every filter, the search box and the status boxes, at a desktop's width and a phone's: the
+/// calls on screen are exactly those the filters keep, the sessions left empty are gone too, and
+/// the counter says as much. The filters used to hide nothing a person could see: `li.call`'s
+/// `display: grid` outranked the `hidden` attribute.
+#[cfg(unix)]
+#[test]
+#[ignore = "needs chromium and playwright: .ci/run installs them"]
+fn report_filters_hide_the_calls_they_leave_out_at_desktop_and_phone_widths() {
+    use seen::Call;
+    let dir = tempfile::tempdir().unwrap();
+    let (page, calls) = seen::page_of_samples(dir.path());
+    type Keep = Box<dyn Fn(&Call) -> bool>;
+    let mut cases: Vec<(String, Vec<serde_json::Value>, Keep)> = vec![
+        ("everything".into(), vec![], Box::new(|_: &Call| true)),
+        (
+            "?status=missing&tool=Bash".into(),
+            vec![],
+            Box::new(|c: &Call| c.status == "missing" && c.tool == "Bash"),
+        ),
+        (
+            "?status=present,blank&tool=read_file".into(),
+            vec![],
+            Box::new(|c: &Call| {
+                (c.status == "present" || c.status == "blank") && c.tool == "read_file"
+            }),
+        ),
+        (
+            "?q=CHANGELOG".into(),
+            vec![],
+            Box::new(|c: &Call| c.text.contains("changelog")),
+        ),
+        (
+            "untick present, pick Bash".into(),
+            vec![json!(["uncheck", "present"]), json!(["select", "Bash"])],
+            Box::new(|c: &Call| c.status != "present" && c.tool == "Bash"),
+        ),
+        (
+            "type in the search box".into(),
+            vec![json!(["type", "invoice"])],
+            Box::new(|c: &Call| c.text.contains("invoice")),
+        ),
+    ];
+    for status in [
+        "present", "blank", "invalid", "missing", "declared", "freeform",
+    ] {
+        cases.push((
+            format!("?status={status}"),
+            vec![],
+            Box::new(move |c: &Call| c.status == status),
+        ));
+        // The same by hand: every other box unticked.
+        let actions = [
+            "present", "blank", "invalid", "missing", "declared", "freeform",
+        ]
+        .into_iter()
+        .filter(|other| *other != status)
+        .map(|other| serde_json::json!(["uncheck", other]))
+        .collect();
+        cases.push((
+            format!("only {status} ticked"),
+            actions,
+            Box::new(move |c: &Call| c.status == status),
+        ));
+    }
+    for tool in ["Bash", "shell", "search_tickets", "read_file"] {
+        cases.push((
+            format!("?tool={tool}"),
+            vec![],
+            Box::new(move |c: &Call| c.tool == tool),
+        ));
+    }
+    let mut views = Vec::new();
+    for (screen, width, height) in seen::SCREENS {
+        for (name, actions, _) in &cases {
+            let address = if name.starts_with('?') {
+                name.clone()
+            } else {
+                String::new()
+            };
+            views.push(serde_json::json!({
+                "name": format!("{screen}: {name}"), "width": width, "height": height,
+                "address": address, "actions": actions,
+            }));
+        }
+    }
+    let measured = seen::measure(&page, views);
+    assert_eq!(measured.len(), cases.len() * seen::SCREENS.len());
+    for (view, (_, _, keep)) in measured.iter().zip(cases.iter().cycle()) {
+        let name = view["name"].as_str().unwrap();
+        let kept: Vec<&Call> = calls.iter().filter(|call| keep(call)).collect();
+        assert!(
+            !kept.is_empty(),
+            "{name} keeps nothing: a case that cannot fail"
+        );
+        let want: Vec<&str> = kept.iter().map(|call| call.id.as_str()).collect();
+        let visible: Vec<&str> = view["visible"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| id.as_str().unwrap())
+            .collect();
+        assert_eq!(visible, want, "{name}: the calls on screen");
+        assert_eq!(view["hidden_but_shown"], serde_json::json!([]), "{name}");
+        let mut sessions: Vec<usize> = kept.iter().map(|call| call.session).collect();
+        sessions.dedup();
+        assert_eq!(
+            view["sessions"],
+            sessions.len(),
+            "{name}: sessions on screen"
+        );
+        assert_eq!(
+            view["shown"],
+            format!("{} of {} calls", kept.len(), calls.len()),
+            "{name}"
+        );
+        assert!(view["problems"].is_null(), "{name}: {}", view["problems"]);
+    }
+}
+
+/// A link to a call (`#call-N`), opened as an address or followed on the page, at a desktop's
+/// width and a phone's: the call is on screen, below the sticky filter bar rather than under it,
+/// also in a filtered view.
+#[cfg(unix)]
+#[test]
+#[ignore = "needs chromium and playwright: .ci/run installs them"]
+fn a_link_to_a_call_brings_it_on_screen_below_the_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let (page, calls) = seen::page_of_samples(dir.path());
+    let late = &calls[calls.len() - 3];
+    let missing = calls
+        .iter()
+        .rev()
+        .find(|call| call.status == "missing")
+        .unwrap();
+    let middle = &calls[calls.len() / 2];
+    let mut views = Vec::new();
+    for (screen, width, height) in seen::SCREENS {
+        views.push(serde_json::json!({
+            "name": format!("{screen}: #{}", late.id), "width": width, "height": height,
+            "address": format!("#{}", late.id), "target": late.id,
+        }));
+        views.push(serde_json::json!({
+            "name": format!("{screen}: ?status=missing#{}", missing.id), "width": width,
+            "height": height, "address": format!("?status=missing#{}", missing.id),
+            "target": missing.id,
+        }));
+        views.push(serde_json::json!({
+            "name": format!("{screen}: following the link of {}", middle.id), "width": width,
+            "height": height, "actions": [["follow", middle.id]], "target": middle.id,
+        }));
+    }
+    for view in seen::measure(&page, views) {
+        let name = view["name"].as_str().unwrap();
+        let target = &view["target"];
+        let viewport = view["viewport"][1].as_f64().unwrap();
+        let (top, bottom) = (
+            target["top"].as_f64().unwrap(),
+            target["bottom"].as_f64().unwrap(),
+        );
+        assert_eq!(target["seen"], true, "{name}: {view}");
+        assert!(top < viewport && bottom > 0.0, "{name}: off screen: {view}");
+        let under = view["filters_bottom"].as_f64().unwrap();
+        assert!(
+            top >= under - 1.0,
+            "{name}: the call's top ({top}) is under the filter bar (to {under}): {view}"
+        );
+        assert_eq!(view["hash"], format!("#{}", target["id"].as_str().unwrap()));
+    }
+}
+
+/// A filtered view, as a person sees it at a desktop's width and a phone's: screenshots left in
+/// `target/` beside the page's (`report-filtered.png`, `report-filtered-phone.png`), for CI's
+/// artifacts and a person to look at.
+#[cfg(unix)]
+#[test]
+#[ignore = "needs chromium and playwright: .ci/run installs them"]
+fn a_screenshot_of_a_filtered_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = write_page(
+        dir.path(),
+        &[
+            "samples/claude-code.jsonl",
+            "samples/codex.jsonl",
+            "samples/anthropic.json",
+        ],
+    );
+    let shots = [
+        root().join("target/report-filtered.png"),
+        root().join("target/report-filtered-phone.png"),
+    ];
+    let views = seen::SCREENS
+        .iter()
+        .zip(&shots)
+        .map(|((screen, width, height), shot)| {
+            let _ = std::fs::remove_file(shot);
+            serde_json::json!({
+                "name": screen, "width": width, "height": height,
+                "address": "?status=missing,blank,invalid#filters", "screenshot": shot,
+            })
+        })
+        .collect();
+    for view in seen::measure(&page, views) {
+        assert_eq!(view["hidden_but_shown"], serde_json::json!([]));
+    }
+    for shot in &shots {
+        let png = std::fs::read(shot).expect("a screenshot");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(png.len() > 20_000, "{} is nearly blank", shot.display());
+        eprintln!("screenshot: {}", shot.display());
+    }
 }

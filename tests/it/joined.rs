@@ -63,7 +63,12 @@ fn extract_takes_each_calls_reason_from_the_log_and_says_so() {
                 json!("log")
             ),
             (json!("t2"), json!("blank"), json!("   "), json!("log")),
-            (json!("t3"), json!("invalid"), json!(null), json!("log")),
+            (
+                json!("t3"),
+                json!("invalid"),
+                json!({"why": "not text"}),
+                json!("log"),
+            ),
             (json!("t4"), json!("missing"), json!(null), json!("call")),
         ]
     );

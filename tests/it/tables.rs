@@ -1,0 +1,234 @@
+//! The tables a person reads at a terminal: `extract`'s, one per log, and `stats`'s, laid out to
+//! the terminal's width (`$COLUMNS` stands in for the terminal here). Golden files at 80 and 160
+//! columns in `tests/golden/tables/`; `REASONS_BLESS=1` rewrites them.
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::util::{claude_call, lines_of, reasons, root, Run};
+
+/// Runs `reasons ARGS` with `$COLUMNS` set to `width` and empty standard input.
+fn run_at(width: u16, args: &[&str]) -> Run {
+    reasons()
+        .env("COLUMNS", width.to_string())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("reasons runs")
+        .into()
+}
+
+/// Compares `got` with `tests/golden/tables/NAME`, or writes it there when blessing.
+#[track_caller]
+fn golden(name: &str, got: &str) {
+    let path = root().join("tests/golden/tables").join(name);
+    if std::env::var_os("REASONS_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} is missing: REASONS_BLESS=1 writes it", path.display()));
+    assert_eq!(got, want, "differs from {}", path.display());
+}
+
+/// The lines of `text` that are a table's header row.
+fn headers(text: &str) -> usize {
+    text.lines()
+        .filter(|line| line.trim_start().starts_with("line ") && line.contains("reason"))
+        .count()
+}
+
+/// The column on screen where `text` starts in `line`.
+fn column_of(line: &str, text: &str) -> Option<usize> {
+    Some(line[..line.find(text)?].chars().count())
+}
+
+#[track_caller]
+fn assert_fits(text: &str, width: usize) {
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= width,
+            "wider than {width} columns: {line:?}"
+        );
+    }
+}
+
+#[test]
+fn the_first_command_prints_one_table_per_file_not_one_per_call() {
+    // `--line-buffered` writes each call as it is read, as a terminal does: it used to give
+    // every call a table of its own, with its own header and widths.
+    for width in [80u16, 160] {
+        let run = run_at(
+            width,
+            &[
+                "extract",
+                "--format",
+                "table",
+                "--line-buffered",
+                "samples/claude-code.jsonl",
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(headers(&run.stdout), 1, "{}", run.stdout);
+        assert_fits(&run.stdout, usize::from(width));
+        golden(&format!("extract-claude-code.{width}.txt"), &run.stdout);
+    }
+}
+
+#[test]
+fn tables_are_one_per_file_and_fit_the_terminal_at_80_and_160_columns() {
+    for width in [80u16, 160] {
+        let run = run_at(
+            width,
+            &[
+                "extract",
+                "--format",
+                "table",
+                "samples/codex.jsonl",
+                "samples/mcp.jsonl",
+                "samples/openai-responses.json",
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(headers(&run.stdout), 3, "{}", run.stdout);
+        assert_fits(&run.stdout, usize::from(width));
+        golden(&format!("extract-three-files.{width}.txt"), &run.stdout);
+    }
+}
+
+#[test]
+fn a_reason_gets_the_room_it_needs_and_wraps_at_word_boundaries() {
+    let reason = "Check that the migration left every invoice total unchanged before the release";
+    let log = tempfile::tempdir().unwrap();
+    let path = log.path().join("s.jsonl");
+    std::fs::write(
+        &path,
+        claude_call(
+            "s",
+            "t1",
+            "Bash",
+            json!({"command": "cargo test --workspace", "reason": reason}),
+        ) + "\n",
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    // Wide enough: the reason is on one line.
+    let wide = run_at(160, &["extract", "--format", "table", path]);
+    assert!(wide.stdout.contains(reason), "{}", wide.stdout);
+    // Narrow: it wraps between words, every word whole, and gets more room than what the call
+    // touched.
+    let narrow = run_at(80, &["extract", "--format", "table", path]);
+    assert_fits(&narrow.stdout, 80);
+    let rows: Vec<&str> = narrow.stdout.lines().skip(3).collect();
+    assert!(rows.len() > 1, "{}", narrow.stdout);
+    let column = column_of(rows[0], "Check").unwrap();
+    let words: Vec<String> = rows
+        .iter()
+        .flat_map(|row| {
+            let reason: String = row.chars().skip(column).collect();
+            reason
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(words.join(" "), reason, "{}", narrow.stdout);
+    assert!(
+        column < 80 - 30,
+        "the reason is squeezed: {}",
+        narrow.stdout
+    );
+}
+
+#[test]
+fn stats_tables_are_laid_out_at_80_and_160_columns() {
+    for width in [80u16, 160] {
+        let run = run_at(width, &["stats", "samples"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        golden(&format!("stats-by-tool.{width}.txt"), &run.stdout);
+        let by_file = run_at(width, &["stats", "--by", "file", "samples"]);
+        golden(&format!("stats-by-file.{width}.txt"), &by_file.stdout);
+    }
+    // At 80 columns the numbers alone are wider than the terminal: the table is left whole
+    // rather than squeezed. At 160 a path is on one line.
+    let wide = run_at(160, &["stats", "--by", "file", "samples"]).stdout;
+    assert!(
+        wide.contains(" samples/gemini-cli-session.jsonl "),
+        "{wide}"
+    );
+    assert_fits(&wide, 160);
+    // A key longer than the room left beside the numbers wraps, and the table fits.
+    let sessions = run_at(110, &["stats", "--by", "session", "samples"]).stdout;
+    assert_fits(&sessions, 110);
+    assert!(
+        !sessions.contains("0199b6e4-3c2a-7d10-8e55-4f0a2c9d1b77"),
+        "{sessions}"
+    );
+    golden("stats-by-session.110.txt", &sessions);
+}
+
+#[test]
+fn a_live_stream_is_one_table_whose_rows_come_as_their_lines_do() {
+    let mut child = reasons()
+        .env("COLUMNS", "100")
+        .args(["extract", "--format", "table"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = lines_of(child.stdout.take().unwrap());
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a line in time")
+    };
+    let call = |id: &str, command: &str, reason: &str| {
+        claude_call(
+            "s",
+            id,
+            "Bash",
+            json!({"command": command, "reason": reason}),
+        ) + "\n"
+    };
+    stdin
+        .write_all(call("t1", "ls", "Look around first").as_bytes())
+        .unwrap();
+    assert_eq!(next(), "standard input");
+    let header = next();
+    assert!(header.trim_start().starts_with("line"), "{header}");
+    next(); // the rule under the header
+    let first = next();
+    assert!(first.contains("Look around first"), "{first}");
+    // The next call comes later, in a batch of its own: a row of the same table, in its widths.
+    stdin
+        .write_all(
+            call(
+                "t2",
+                "cargo build --release --locked",
+                "Build what will be measured",
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let second = next();
+    assert!(second.contains("Build what will be measured"), "{second}");
+    assert_eq!(
+        column_of(&first, "Look around"),
+        column_of(&second, "Build what"),
+        "{first}\n{second}"
+    );
+    assert_eq!(
+        column_of(&header, "reason"),
+        column_of(&first, "Look around"),
+        "{header}"
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert!(lines.recv_timeout(Duration::from_secs(5)).is_err());
+}
