@@ -129,7 +129,7 @@ fn finish(
     (calls, lacking, hints, files): (u64, u64, u64, u64),
 ) -> anyhow::Result<ExitCode> {
     out.flush()?;
-    super::reading::say_if_no_agent_log(&options.reading.sources, calls);
+    super::reading::say_if_no_agent_log(&options.reading.sources, calls, failed);
     let mut summary = format!(
         "reasons: {lacking} of {calls} calls have no usable reason in {files} file{}",
         if files == 1 { "" } else { "s" }

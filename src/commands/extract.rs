@@ -111,7 +111,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         failed |= !all_read;
         writer.flush(out)?;
     }
-    super::reading::say_if_no_agent_log(&reading.sources, calls);
+    super::reading::say_if_no_agent_log(&reading.sources, calls, failed);
     Ok(if failed {
         ExitCode::Error
     } else {

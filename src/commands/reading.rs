@@ -107,9 +107,10 @@ pub(super) fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Says so when the logs read held no call at all: "0 calls" alone does not tell that the paths
-/// named no agent log (or none in a format this tool reads).
-pub fn say_if_no_agent_log(sources: &[Source], calls: u64) {
-    if calls > 0 || sources.is_empty() {
+/// named no agent log (or none in a format this tool reads). A run that `failed` has said what
+/// went wrong with its files already, and a file it could not read is no proof of no log.
+pub fn say_if_no_agent_log(sources: &[Source], calls: u64, failed: bool) {
+    if calls > 0 || sources.is_empty() || failed {
         return;
     }
     if let [Source::Stdin] = sources {

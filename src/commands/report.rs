@@ -110,7 +110,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(Ex
         },
     )?;
     failed |= !all_read;
-    super::reading::say_if_no_agent_log(&reading.sources, records.len() as u64);
+    super::reading::say_if_no_agent_log(&reading.sources, records.len() as u64, failed);
     let page = Page {
         records: &records,
         by_tool: &by_tool.report(),

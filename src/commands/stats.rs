@@ -48,7 +48,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
     }
     let report = tally.report();
     if !options.merge {
-        super::reading::say_if_no_agent_log(&options.reading.sources, report.totals.calls);
+        super::reading::say_if_no_agent_log(&options.reading.sources, report.totals.calls, failed);
     }
     let mut writer = report_writer(options.format, options.width);
     writer.write(out, &report)?;

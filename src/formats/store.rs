@@ -108,7 +108,10 @@ const LAYOUTS: [Layout; 4] = [
 
 /// Whether the file at `path` starts as a SQLite database does. Reads 16 bytes, nothing more.
 pub fn is_sqlite(path: &Path) -> bool {
-    std::fs::File::open(path).is_ok_and(|file| starts_as_database(&file))
+    // Only a regular file can be a database: opening a FIFO to look would take the data its
+    // writer sends, and leave the reading that follows waiting for a writer that never comes.
+    std::fs::metadata(path).is_ok_and(|metadata| metadata.is_file())
+        && std::fs::File::open(path).is_ok_and(|file| starts_as_database(&file))
 }
 
 /// Whether an open file starts as a SQLite database does, read without moving its cursor: the

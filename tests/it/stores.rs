@@ -329,7 +329,9 @@ fn a_sqlite_file_of_something_else_is_one_warning() {
         run.stderr,
         format!(
             "reasons: {}: a SQLite database, but not the store of an agent reasons reads \
-             (OpenCode, Kilo, Crush, Goose): skipped\n",
+             (OpenCode, Kilo, Crush, Goose): skipped\n\
+             reasons: no agent log found in 1 file: {}\n",
+            arg(&path),
             arg(&path)
         )
     );
