@@ -53,7 +53,7 @@ pub fn read_source(
     on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
     on_warning: &mut dyn FnMut(String),
 ) -> anyhow::Result<ReadSummary> {
-    let store = match source {
+    let mut store = match source {
         Source::File(path) => match open_store(path) {
             Ok(store) => store,
             Err(StoreError::NotAStore) => {
@@ -95,7 +95,7 @@ pub fn read_source(
     };
     let result = match source {
         Source::File(_) if store.is_some() => {
-            let store = store.as_ref().expect("a store");
+            let store = store.take().expect("a store");
             store.read(&source.name(), &options.read, &mut sink)
         }
         Source::Stdin => {

@@ -15,8 +15,10 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::io;
+use std::io::{self, Write};
+use std::ops::Range;
 use std::path::Path;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use rusqlite::types::ValueRef;
@@ -202,7 +204,7 @@ impl Store {
     /// table's name (`path:table`); a record's line is its row's rowid. A row whose JSON column
     /// is not JSON is an [`Event::Malformed`] naming the column, and reading goes on.
     pub fn read(
-        &self,
+        self,
         source: &str,
         options: &ReadOptions,
         sink: &mut dyn FnMut(Event) -> io::Result<()>,
@@ -215,16 +217,19 @@ impl Store {
         // The rules and the sink, shared by the reader and by what this loop says of a row it
         // cannot hand the reader.
         let state = RefCell::new((Rules::new(&place, &options), sink));
-        // The JSON text of the row being read, for what a malformed event says of it.
-        let column = RefCell::new(Vec::new());
+        // The rows being read, and which of them: what a malformed event says is said of
+        // that row's JSON column.
+        let rows = RefCell::new(Rows::default());
+        let current = std::cell::Cell::new(0);
         let json_column = layout.json.0;
-        // A JSON column whose members join the event's must be an object.
-        let object_only = layout.json.1.is_none();
         let mut apply = |item: Item| {
             let item = match item {
                 Item::Malformed { line, message } => Item::Malformed {
                     line,
-                    message: why_not_json(json_column, &column.borrow(), object_only)
+                    message: rows
+                        .borrow()
+                        .column(current.get(), layout)
+                        .and_then(|text| why_not_json(json_column, &text, layout.json.1.is_none()))
                         .unwrap_or(message),
                 },
                 item => item,
@@ -233,71 +238,145 @@ impl Store {
             rules.apply(item, Offset::default(), &mut **sink)
         };
         let mut reader = Reader::new(&options, &mut apply);
-        let mut statement = self
-            .connection
-            .prepare(&select(layout))
-            .map_err(io::Error::other)?;
-        let mut event = Vec::new();
-        let mut after = i64::MIN;
-        loop {
-            let mut rows = statement
-                .query((after, BATCH))
-                .map_err(|error| read_error(error, after))?;
-            let mut read = 0;
-            while let Some(row) = rows.next().map_err(|error| read_error(error, after))? {
-                read += 1;
-                let rowid: i64 = row.get(0).map_err(io::Error::other)?;
-                after = rowid;
-                let line = u64::try_from(rowid).unwrap_or(0);
-                let json = row
-                    .get_ref(layout.columns.len() + 1)
-                    .map_err(io::Error::other)?;
-                // A column the event cannot be made of is said so here: the reader would see
-                // an event that does not even hold the JSON's words.
-                let unreadable = match json {
-                    ValueRef::Text(_) if layout.json.1.is_some() => None,
-                    ValueRef::Text(text) if text.trim_ascii_start().starts_with(b"{") => None,
-                    ValueRef::Text(text) => Some(
-                        why_not_json(json_column, text, true)
-                            .unwrap_or_else(|| format!("`{json_column}` is not JSON")),
-                    ),
-                    ValueRef::Null => Some(format!("`{json_column}` is null")),
-                    ValueRef::Blob(_) => Some(format!("`{json_column}` is not text but a blob")),
-                    ValueRef::Integer(_) | ValueRef::Real(_) => {
-                        Some(format!("`{json_column}` is not text but a number"))
+        // SQLite reads and writes the events on a thread of its own while this one reads
+        // them: a few batches ahead at most.
+        let (batches_out, batches_in) = mpsc::sync_channel::<io::Result<Rows>>(2);
+        let connection = self.connection;
+        let events = std::thread::scope(|scope| -> io::Result<u64> {
+            scope.spawn(move || {
+                if let Err(error) = produce(&connection, layout, &batches_out) {
+                    let _ = batches_out.send(Err(error));
+                }
+            });
+            // Leaving early drops `batches_in`: the thread's next send fails, and it stops.
+            for batch in batches_in {
+                *rows.borrow_mut() = batch?;
+                let count = rows.borrow().rows.len();
+                for index in 0..count {
+                    current.set(index);
+                    let row = rows.borrow().rows[index].clone();
+                    let line = u64::try_from(row.rowid).unwrap_or(0);
+                    match row.event {
+                        Ok(event) => {
+                            let batch = rows.borrow();
+                            reader.read_more(&batch.events[event.text], line)?;
+                        }
+                        Err(message) => {
+                            let (rules, sink) = &mut *state.borrow_mut();
+                            rules.apply(
+                                Item::Malformed { line, message },
+                                Offset::default(),
+                                &mut **sink,
+                            )?;
+                        }
                     }
-                };
-                if let Some(message) = unreadable {
-                    let (rules, sink) = &mut *state.borrow_mut();
-                    rules.apply(
-                        Item::Malformed { line, message },
-                        Offset::default(),
-                        &mut **sink,
-                    )?;
-                    continue;
                 }
-                let ValueRef::Text(json) = json else {
-                    continue;
-                };
-                {
-                    let mut text = column.borrow_mut();
-                    text.clear();
-                    text.extend_from_slice(json);
-                }
-                event.clear();
-                compose(layout, row, json, &mut event).map_err(io::Error::other)?;
-                reader.read_more(&event[..], line)?;
             }
-            if read < BATCH {
-                break;
-            }
-        }
-        drop(statement);
-        let events = reader.finish()?;
+            reader.finish()
+        })?;
         let (rules, _) = state.into_inner();
         // A store has rows, not lines: each row is read as one line of its log.
         Ok(rules.finish(events, events))
     }
+}
+
+/// Rows read from the store, each written as an event into one buffer.
+#[derive(Default)]
+struct Rows {
+    events: Vec<u8>,
+    rows: Vec<Row>,
+}
+
+#[derive(Clone)]
+struct Row {
+    rowid: i64,
+    /// Where its event is, or what makes it none.
+    event: Result<Written, String>,
+}
+
+/// Where a row's event, and the JSON column's text in it, are in the buffer.
+#[derive(Clone)]
+struct Written {
+    text: Range<usize>,
+    json: Range<usize>,
+}
+
+impl Rows {
+    /// The JSON column of the row at `index`, as its event holds it (line breaks in it made
+    /// spaces); an object's braces put back where its members joined the event's.
+    fn column(&self, index: usize, layout: &Layout) -> Option<Vec<u8>> {
+        let written = self.rows.get(index)?.event.as_ref().ok()?;
+        let json = &self.events[written.json.clone()];
+        Some(match layout.json.1 {
+            Some(_) => json.to_vec(),
+            None => [b"{".as_slice(), json].concat(),
+        })
+    }
+}
+
+/// The events of a few MiB of rows go over at once.
+const CHUNK: usize = 1 << 20;
+
+/// Reads every row of the calls' table, in rowid order, in transactions of [`BATCH`] rows, and
+/// sends their events on in chunks.
+fn produce(
+    connection: &Connection,
+    layout: &Layout,
+    out: &mpsc::SyncSender<io::Result<Rows>>,
+) -> io::Result<()> {
+    let json_column = layout.json.0;
+    let mut statement = connection
+        .prepare(&select(layout))
+        .map_err(io::Error::other)?;
+    let mut chunk = Rows::default();
+    let mut after = i64::MIN;
+    loop {
+        let mut rows = statement
+            .query((after, BATCH))
+            .map_err(|error| read_error(error, after))?;
+        let mut read = 0;
+        while let Some(row) = rows.next().map_err(|error| read_error(error, after))? {
+            read += 1;
+            let rowid: i64 = row.get(0).map_err(io::Error::other)?;
+            after = rowid;
+            let json = row
+                .get_ref(layout.columns.len() + 1)
+                .map_err(io::Error::other)?;
+            // A column the event cannot be made of is said so here: the reader would see an
+            // event that does not even hold the JSON's words.
+            let event = match json {
+                ValueRef::Text(text)
+                    if layout.json.1.is_some() || text.trim_ascii_start().starts_with(b"{") =>
+                {
+                    let start = chunk.events.len();
+                    let json =
+                        compose(layout, row, text, &mut chunk.events).map_err(io::Error::other)?;
+                    Ok(Written {
+                        text: start..chunk.events.len(),
+                        json,
+                    })
+                }
+                ValueRef::Text(text) => Err(why_not_json(json_column, text, true)
+                    .unwrap_or_else(|| format!("`{json_column}` is not JSON"))),
+                ValueRef::Null => Err(format!("`{json_column}` is null")),
+                ValueRef::Blob(_) => Err(format!("`{json_column}` is not text but a blob")),
+                ValueRef::Integer(_) | ValueRef::Real(_) => {
+                    Err(format!("`{json_column}` is not text but a number"))
+                }
+            };
+            chunk.rows.push(Row { rowid, event });
+            if chunk.events.len() >= CHUNK && out.send(Ok(std::mem::take(&mut chunk))).is_err() {
+                return Ok(());
+            }
+        }
+        if read < BATCH {
+            break;
+        }
+    }
+    if !chunk.rows.is_empty() {
+        let _ = out.send(Ok(chunk));
+    }
+    Ok(())
 }
 
 /// The tables of the database, with their columns.
@@ -350,7 +429,7 @@ fn compose(
     row: &rusqlite::Row<'_>,
     json: &[u8],
     event: &mut Vec<u8>,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<Range<usize>> {
     event.push(b'{');
     for (index, (_, key)) in layout.columns.iter().enumerate() {
         if index > 0 {
@@ -359,19 +438,26 @@ fn compose(
         write_key(event, key);
         match row.get_ref(index + 1)? {
             ValueRef::Null | ValueRef::Blob(_) => event.extend_from_slice(b"null"),
-            ValueRef::Integer(number) => event.extend_from_slice(number.to_string().as_bytes()),
+            // Writing into a Vec cannot fail.
+            ValueRef::Integer(number) => {
+                let _ = write!(event, "{number}");
+            }
             ValueRef::Real(number) => match serde_json::Number::from_f64(number) {
-                Some(number) => event.extend_from_slice(number.to_string().as_bytes()),
+                Some(number) => {
+                    let _ = write!(event, "{number}");
+                }
                 None => event.extend_from_slice(b"null"),
             },
-            ValueRef::Text(text) => write_string(event, &String::from_utf8_lossy(text)),
+            ValueRef::Text(text) => write_text(event, text),
         }
     }
     let start = event.len();
+    let json_at;
     match layout.json.1 {
         Some(key) => {
             event.push(b',');
             write_key(event, key);
+            json_at = event.len();
             event.extend_from_slice(json);
             event.push(b'}');
         }
@@ -382,25 +468,47 @@ fn compose(
                     if !members.trim_ascii_start().starts_with(b"}") {
                         event.push(b',');
                     }
+                    json_at = event.len();
                     event.extend_from_slice(members);
                 }
-                // Not an object: `read` says so before it comes here.
-                None => event.push(b'}'),
+                // Not an object: `produce` says so before it comes here.
+                None => {
+                    json_at = event.len();
+                    event.push(b'}');
+                }
             }
         }
     }
-    for byte in &mut event[start..] {
-        if matches!(byte, b'\n' | b'\r') {
-            *byte = b' ';
-        }
+    let json_end = match layout.json.1 {
+        Some(_) => event.len() - 1,
+        None => event.len(),
+    };
+    let mut from = start;
+    while let Some(at) = memchr::memchr2(b'\n', b'\r', &event[from..]) {
+        event[from + at] = b' ';
+        from += at + 1;
     }
     event.push(b'\n');
-    Ok(())
+    Ok(json_at..json_end)
 }
 
 fn write_key(event: &mut Vec<u8>, key: &str) {
     write_string(event, key);
     event.push(b':');
+}
+
+/// A text column as a JSON string: ids and roles need no escape, and are copied as they are.
+fn write_text(event: &mut Vec<u8>, text: &[u8]) {
+    let plain = text
+        .iter()
+        .all(|&byte| (0x20..0x80).contains(&byte) && byte != b'"' && byte != b'\\');
+    if plain {
+        event.push(b'"');
+        event.extend_from_slice(text);
+        event.push(b'"');
+    } else {
+        write_string(event, &String::from_utf8_lossy(text));
+    }
 }
 
 fn write_string(event: &mut Vec<u8>, text: &str) {
