@@ -30,8 +30,8 @@ const FINAL: &str = "Done: the shell ran.";
 const PROMPT: &str = "Write the marker in the shell, then say done.";
 /// The API key every agent is given: the scripted model takes anything.
 const KEY: &str = "sk-test-not-a-key";
-/// How long one agent may run. They start slowly on a loaded machine (Qwen Code and Kilo took
-/// 80 s beside three builds), so more than `run_bounded`'s two minutes.
+/// How long one agent may run: more than `run_bounded`'s two minutes, since on a loaded machine
+/// Kilo took 145 s (beside three builds and another Kilo run).
 const AGENT_LIMIT: Duration = Duration::from_secs(300);
 
 // ---- the scripted model -----------------------------------------------------------------------
@@ -565,6 +565,7 @@ fn the_shell_call(agent: Agent, calls: &[Value], session: &str, reason_from: &st
 /// reason, the reasons log, and `extract`'s record of the call by path and by discovery.
 fn agent_session(agent: Agent, strip: bool) {
     let _serial = (agent == Agent::Cline).then(|| CLINE.lock().unwrap_or_else(|e| e.into_inner()));
+    let started = std::time::Instant::now();
     let sandbox = Sandbox::new();
     let upstream = Upstream::start(shell_model(agent.shell_tool(), agent.arguments()));
     // The sandbox's default reasons log, so that the discovery joins it as a person's would.
@@ -649,6 +650,11 @@ fn agent_session(agent: Agent, strip: bool) {
         path.display()
     );
     the_shell_call(agent, &calls, &run.session, reason_from);
+    eprintln!(
+        "{agent:?}, {}: {:.1?}",
+        if strip { "stripped" } else { "--no-strip" },
+        started.elapsed()
+    );
 }
 
 // ---- the tests --------------------------------------------------------------------------------
