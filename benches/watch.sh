@@ -59,11 +59,17 @@ def hook(call_id):
         start = time.perf_counter()
         out = subprocess.run([reasons, "hook", "codex", "--reasons-log", big], input=payload, capture_output=True)
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000, out.stdout.decode().strip()
+    return statistics.median(times) * 1000, min(times) * 1000, out.stdout.decode().strip()
 
+starts = []
+for _ in range(50):
+    start = time.perf_counter()
+    subprocess.run([reasons, "--version"], capture_output=True)
+    starts.append(time.perf_counter() - start)
+print(f"reasons --version (process start alone, for comparison): median {statistics.median(starts) * 1000:.2f} ms, best {min(starts) * 1000:.2f} ms")
 for label, call_id in [("a call logged just now", f"toolu_{last - 3:012d}"), ("an id not in the log", "toolu_missing")]:
-    ms, said = hook(call_id)
-    print(f"hook codex, {label}: median {ms:.2f} ms ({said[:60] or 'nothing printed'})")
+    ms, best, said = hook(call_id)
+    print(f"hook codex, {label}: median {ms:.2f} ms, best {best:.2f} ms ({said[:60] or 'nothing printed'})")
 
 def first_lines(path, count):
     start = time.perf_counter()

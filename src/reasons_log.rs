@@ -267,9 +267,15 @@ fn parse_record(line: &[u8]) -> Option<(String, Value)> {
     Some((call_id, reason))
 }
 
-/// How far back from its end [`find_from_end`] looks: a hook asks about a call the gateway logged
-/// a moment ago, so it is among the last lines, and a log of any length is answered at once.
-pub const SEARCH_FROM_END: u64 = 8 << 20;
+/// How far back from its end a hook looks ([`find_from_end`]): it asks about a call the gateway
+/// logged a moment ago, so it is among the last lines, and a log of any length is answered at
+/// once. 1 MiB is some 4,000 records: that many other reasons would have to be logged between the
+/// gateway taking the call's and the agent's hook running for it to be missed. It bounds what a
+/// hook reads for an id the log does not hold, the most it ever reads (benches/watch.sh).
+pub const SEARCH_FROM_END: u64 = 1 << 20;
+
+/// How far back [`Tail::from_last_lines`] looks for the lines it starts at.
+pub const TAIL_FROM_END: u64 = 8 << 20;
 
 /// One line of a log as it is read back: what [`Record`] wrote, with its fields as text.
 #[derive(Debug, Clone, PartialEq)]
@@ -412,7 +418,7 @@ const LONGEST_LINE: usize = 16 << 20;
 
 impl Tail {
     /// Follows `path` from the start of its last `lines` lines (looking back at most
-    /// [`SEARCH_FROM_END`] bytes). A log that does not exist yet is followed from when it appears.
+    /// [`TAIL_FROM_END`] bytes). A log that does not exist yet is followed from when it appears.
     pub fn from_last_lines(path: &Path, lines: usize) -> io::Result<Tail> {
         let mut tail = Tail {
             path: path.to_owned(),
@@ -543,11 +549,11 @@ impl Tail {
 }
 
 /// The offset where the last `lines` complete lines of a file start, looking back at most
-/// [`SEARCH_FROM_END`] bytes: reading a log's end costs the same however long the log is.
+/// [`TAIL_FROM_END`] bytes: reading a log's end costs the same however long the log is.
 fn start_of_last_lines(file: &mut File, lines: usize) -> io::Result<u64> {
     const BLOCK: u64 = 64 * 1024;
     let end = file.seek(SeekFrom::End(0))?;
-    let floor = end.saturating_sub(SEARCH_FROM_END);
+    let floor = end.saturating_sub(TAIL_FROM_END);
     // The last line end ends the last complete line: the one before it starts that line. (A
     // torn line after it is read from there too, and waited for.)
     let mut ends_seen: usize = 0;

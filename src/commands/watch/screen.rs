@@ -229,7 +229,15 @@ fn draw(frame: &mut Frame, calls: &Calls, view: &View, title: &str, colour: bool
         Some(seq) => shown.iter().position(|(shown, _)| *shown == seq),
         None => shown.len().checked_sub(1),
     };
-    let items: Vec<ListItem> = shown
+    // Only the calls that fit are drawn: a frame costs the same with ten calls kept or ten
+    // thousand. The selected call stays in the middle; with none, the newest is at the bottom.
+    let height = usize::from(list_area.height).max(1);
+    let end = match selected_index {
+        Some(index) => (index + height / 2 + 1).clamp(height.min(shown.len()), shown.len()),
+        None => shown.len(),
+    };
+    let start = end.saturating_sub(height);
+    let items: Vec<ListItem> = shown[start..end]
         .iter()
         .map(|(_, call)| ListItem::new(call_line(call, colour)))
         .collect();
@@ -240,7 +248,7 @@ fn draw(frame: &mut Frame, calls: &Calls, view: &View, title: &str, colour: bool
         Style::new()
     };
     let list = List::new(items).highlight_style(highlight);
-    let mut state = ListState::default().with_selected(selected_index);
+    let mut state = ListState::default().with_selected(selected_index.map(|index| index - start));
     frame.render_stateful_widget(list, list_area, &mut state);
     if empty {
         let waiting = if calls.len() == 0 {
