@@ -398,7 +398,10 @@ fn filter_on_its_sample_shows_the_layer_working() {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    assert_eq!(lines.len(), String::from_utf8(sample).unwrap().lines().count());
+    assert_eq!(
+        lines.len(),
+        String::from_utf8(sample).unwrap().lines().count()
+    );
     for tool in lines[4]["result"]["tools"].as_array().unwrap() {
         assert_eq!(
             tool["inputSchema"]["properties"]["reason"]["type"], "string",
@@ -406,7 +409,10 @@ fn filter_on_its_sample_shows_the_layer_working() {
         );
     }
     for call in [&lines[5], &lines[7]] {
-        assert!(call["params"]["arguments"].get("reason").is_none(), "{call}");
+        assert!(
+            call["params"]["arguments"].get("reason").is_none(),
+            "{call}"
+        );
     }
     assert_eq!(
         run.stderr,
