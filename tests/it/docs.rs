@@ -154,3 +154,19 @@ fn anchors_are_made_as_github_makes_them() {
         "on-a-live-stream-reasons-filter"
     );
 }
+
+/// The binary the README's install section puts at "about 9 MB" (it was 51 MB, most of it debug
+/// info). Only a release build says anything about it: `.ci/run` runs this in one.
+#[test]
+#[ignore = "measures the release binary: run by .ci/run in a release build"]
+fn the_installed_binary_is_at_most_10_mb() {
+    assert!(
+        !cfg!(debug_assertions),
+        "run in a release build: cargo test --release --test it -- --ignored installed_binary"
+    );
+    let size = std::fs::metadata(env!("CARGO_BIN_EXE_reasons"))
+        .unwrap()
+        .len();
+    eprintln!("the release binary: {:.1} MB", size as f64 / 1e6);
+    assert!(size <= 10_000_000, "the release binary is {size} bytes");
+}
