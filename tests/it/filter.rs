@@ -385,3 +385,39 @@ fn a_closed_stdout_ends_the_filter_quietly() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// The README's first `filter` example: on its sample the layer is seen working — the catalogue
+/// gains `reason`, the calls lose it, and stderr lists what was taken off. (On `samples/mcp.jsonl`,
+/// whose tools declare `reason` already, nothing happened.)
+#[test]
+fn filter_on_its_sample_shows_the_layer_working() {
+    let sample = std::fs::read("samples/mcp-capture.jsonl").unwrap();
+    let run = crate::util::run_with_stdin(&["filter"], &sample);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        String::from_utf8(sample).unwrap().lines().count()
+    );
+    for tool in lines[4]["result"]["tools"].as_array().unwrap() {
+        assert_eq!(
+            tool["inputSchema"]["properties"]["reason"]["type"], "string",
+            "{tool}"
+        );
+    }
+    for call in [&lines[5], &lines[7]] {
+        assert!(
+            call["params"]["arguments"].get("reason").is_none(),
+            "{call}"
+        );
+    }
+    assert_eq!(
+        run.stderr,
+        "read_file: See the release steps before changing the version.\n\
+         write_file: Bump the version as step 1 says.\n"
+    );
+}

@@ -5,6 +5,7 @@ mod browser;
 mod check;
 mod cli;
 mod corpus;
+mod docs;
 mod extract;
 mod filter;
 mod gateway;
