@@ -4,20 +4,14 @@
 // Every message to stderr goes through `messages`, which never panics.
 #![deny(clippy::print_stderr)]
 
-mod commands;
-mod exit_codes;
-mod input;
-mod messages;
-mod output;
-mod progress;
-mod report;
-mod scan;
+mod program;
 
 use std::process;
 
 use clap::Parser;
 
-use exit_codes::ExitCode;
+use program::exit_codes::ExitCode;
+use program::{commands, messages};
 use reasons::cli::Cli;
 
 /// Writing into a closed pipe (`reasons extract … | head`) is how a reader says it has seen

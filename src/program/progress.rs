@@ -50,8 +50,8 @@ impl Progress {
     /// Writes a message on stderr without tearing the progress line.
     pub fn message(&self, message: &str) {
         match &self.bar {
-            Some(bar) => bar.suspend(|| crate::messages::line(message)),
-            None => crate::messages::line(message),
+            Some(bar) => bar.suspend(|| crate::program::messages::line(message)),
+            None => crate::program::messages::line(message),
         }
     }
 }

@@ -11,8 +11,8 @@ use reasons::cli::InputArgs;
 use reasons::formats::ReadOptions;
 use reasons::reasons_log;
 
-use crate::input::{self, Problem, Source};
-use crate::scan::ScanOptions;
+use crate::program::input::{self, Problem, Source};
+use crate::program::scan::ScanOptions;
 
 /// The logs a command reads, and how.
 pub struct Reading {
@@ -31,7 +31,7 @@ pub fn reading(
     line_buffered: bool,
 ) -> anyhow::Result<Reading> {
     let expanded = input::expand(&input.paths, &mut |announcement| {
-        crate::messages::message!("{announcement}");
+        crate::program::messages::message!("{announcement}");
     })?;
     if follow && !matches!(&expanded.sources[..], [Source::File(_)]) {
         bail!("--follow reads exactly one file");
@@ -43,7 +43,7 @@ pub fn reading(
     let named = reasons_log::named_by_environment();
     if logs.is_empty() && (expanded.local || named.is_some()) {
         if let Some(default) = reasons_log::default_path().filter(|path| path.is_file()) {
-            crate::messages::message!("joining {}", default.display());
+            crate::program::messages::message!("joining {}", default.display());
             logs.push(default);
         }
     }
@@ -90,7 +90,7 @@ fn read_reasons_logs(logs: &[PathBuf]) -> anyhow::Result<Option<Arc<reasons_log:
             .with_context(|| format!("cannot read the reasons log {}", log.display()))?;
         let skipped = index.skipped - skipped;
         if skipped > 0 {
-            crate::messages::message!(
+            crate::program::messages::message!(
                 "{}: {skipped} lines are not reasons-log records, skipped",
                 log.display()
             );
@@ -114,7 +114,7 @@ pub fn say_if_no_agent_log(sources: &[Source], calls: u64, failed: bool) {
         return;
     }
     if let [Source::Stdin] = sources {
-        crate::messages::message!("no agent log found in standard input");
+        crate::program::messages::message!("no agent log found in standard input");
         return;
     }
     const NAMED: usize = 3;
@@ -122,7 +122,7 @@ pub fn say_if_no_agent_log(sources: &[Source], calls: u64, failed: bool) {
     if sources.len() > NAMED {
         names.push(format!("and {} more", sources.len() - NAMED));
     }
-    crate::messages::message!(
+    crate::program::messages::message!(
         "no agent log found in {} file{}: {}",
         sources.len(),
         if sources.len() == 1 { "" } else { "s" },
@@ -133,7 +133,7 @@ pub fn say_if_no_agent_log(sources: &[Source], calls: u64, failed: bool) {
 /// Says what is wrong with each path that could not be read; true when there was any.
 pub fn report_problems(problems: &[Problem]) -> bool {
     for problem in problems {
-        crate::messages::message!("{}: {}", problem.path, problem.message);
+        crate::program::messages::message!("{}: {}", problem.path, problem.message);
     }
     !problems.is_empty()
 }

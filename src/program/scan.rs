@@ -16,8 +16,8 @@ use reasons::read::AlignedBufReader;
 use reasons::reasons_log;
 use reasons::record::CallRecord;
 
-use crate::input::Source;
-use crate::progress::Progress;
+use crate::program::input::Source;
+use crate::program::progress::Progress;
 
 /// How logs are read, whatever the command.
 #[derive(Debug, Clone)]

@@ -7,9 +7,9 @@ use reasons::record::{CallRecord, Status};
 
 use super::broken_pipe::is_broken_pipe;
 use super::reading::{report_problems, Reading};
-use crate::exit_codes::ExitCode;
-use crate::output::{finding_writer, CheckFormat, Finding};
-use crate::scan::{each_in_order, read_source};
+use crate::program::exit_codes::ExitCode;
+use crate::program::output::{finding_writer, CheckFormat, Finding};
+use crate::program::scan::{each_in_order, read_source};
 
 pub struct Options {
     pub reading: Reading,
@@ -64,13 +64,13 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                 };
                 writer.write(out, &finding)
             },
-            &mut |warning| crate::messages::message!("{warning}"),
+            &mut |warning| crate::program::messages::message!("{warning}"),
         );
         match summary {
             Ok(_) => files += 1,
             Err(error) if is_broken_pipe(&error) => return Err(error),
             Err(error) => {
-                crate::messages::message!("{error:#}");
+                crate::program::messages::message!("{error:#}");
                 failed = true;
             }
         }
@@ -137,7 +137,7 @@ fn finish(
     if options.lint.is_some() {
         summary.push_str(&format!("; {hints} reasons flagged by --lint"));
     }
-    crate::messages::line(&summary);
+    crate::program::messages::line(&summary);
     Ok(if failed {
         ExitCode::Error
     } else if lacking + hints > 0 {

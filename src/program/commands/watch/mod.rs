@@ -20,9 +20,9 @@ use reasons::reasons_log::{self, Logged};
 use reasons::record::CallRecord;
 use reasons::visible::visible;
 
-use crate::exit_codes::ExitCode;
-use crate::input::{self, Source};
-use crate::scan::{read_source, ScanOptions};
+use crate::program::exit_codes::ExitCode;
+use crate::program::input::{self, Source};
+use crate::program::scan::{read_source, ScanOptions};
 pub use calls::{Call, Calls, Change};
 
 /// What `watch` follows, and how it shows it.
@@ -228,7 +228,7 @@ fn plain_lines(arrivals: Receiver<Arrival>, out: &mut dyn Write) -> anyhow::Resu
             .min()
             .unwrap_or(Duration::from_secs(3600));
         match arrivals.recv_timeout(timeout) {
-            Ok(Arrival::Note(note)) => crate::messages::message!("{}", visible(&note)),
+            Ok(Arrival::Note(note)) => crate::program::messages::message!("{}", visible(&note)),
             Ok(arrival) => {
                 let change = match arrival {
                     Arrival::Logged(logged) => calls.add_logged(logged),

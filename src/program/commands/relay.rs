@@ -111,7 +111,7 @@ impl ReasonSink {
         match self {
             // The human channel failing is no reason to stop the stream.
             ReasonSink::Stderr => {
-                crate::messages::line(&reason.to_string());
+                crate::program::messages::line(&reason.to_string());
                 Ok(())
             }
             ReasonSink::Log { log, via } => log.append(&Record::now(*via, reason.clone(), None)),

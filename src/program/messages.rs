@@ -15,7 +15,7 @@ pub fn line(text: &str) {
 /// `reasons: ` and a message formatted as `format!` does, written by [`line`].
 macro_rules! message {
     ($($arg:tt)*) => {
-        $crate::messages::line(&format!("reasons: {}", format_args!($($arg)*)))
+        $crate::program::messages::line(&format!("reasons: {}", format_args!($($arg)*)))
     };
 }
 

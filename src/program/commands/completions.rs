@@ -6,7 +6,7 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 use reasons::cli::Cli;
 
-use crate::exit_codes::ExitCode;
+use crate::program::exit_codes::ExitCode;
 
 /// Writes the completion script for `shell`.
 pub fn run(shell: Shell, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {

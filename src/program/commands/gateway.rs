@@ -31,7 +31,7 @@ use reasons::layer::TakenReason;
 use reasons::reasons_log::{self, Record, Via};
 use tokio::net::TcpListener;
 
-use crate::exit_codes::ExitCode;
+use crate::program::exit_codes::ExitCode;
 
 /// How the gateway runs.
 #[derive(Debug, Clone)]
@@ -559,7 +559,7 @@ impl Gateway {
     fn log(&self, reasons: &[TakenReason], session: Option<&str>) {
         for taken in reasons {
             if self.verbose {
-                crate::messages::line(&taken.to_string());
+                crate::program::messages::line(&taken.to_string());
             }
             if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
                 let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
@@ -636,9 +636,9 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// One message on stderr, as `reasons: …`, in one write (see `crate::messages`), so that lines
+/// One message on stderr, as `reasons: …`, in one write (see `crate::program::messages`), so that lines
 /// from concurrent requests never cut through each other; a closed stderr is no reason to stop
 /// serving.
 fn say(message: &str) {
-    crate::messages::message!("{message}");
+    crate::program::messages::message!("{message}");
 }

@@ -16,7 +16,7 @@ use anyhow::{bail, Context};
 use serde_json::{json, Map, Value};
 
 use super::hook::Agent;
-use crate::exit_codes::ExitCode;
+use crate::program::exit_codes::ExitCode;
 
 /// What to install, and where.
 pub struct Options {

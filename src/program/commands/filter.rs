@@ -8,7 +8,7 @@ use reasons::reasons_log::Via;
 use reasons::stream::{Filter, Options};
 
 use super::relay::{pump, PumpError, ReasonSink};
-use crate::exit_codes::ExitCode;
+use crate::program::exit_codes::ExitCode;
 
 /// Passes `input` through the layer to `output`, one line out per line in, reporting each
 /// reason taken off on stderr or, with a `reasons_log`, appending it there.

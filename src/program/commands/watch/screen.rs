@@ -19,7 +19,7 @@ use ratatui::{DefaultTerminal, Frame};
 use reasons::visible::visible;
 
 use super::{Arrival, Call, Calls};
-use crate::exit_codes::ExitCode;
+use crate::program::exit_codes::ExitCode;
 
 /// How long the view waits for a key before it looks for new calls again.
 const TICK: Duration = Duration::from_millis(10);

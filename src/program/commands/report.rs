@@ -10,10 +10,10 @@ use reasons::record::CallRecord;
 use reasons::stats::{GroupBy, Tally};
 
 use super::reading::{report_problems, Reading};
-use crate::exit_codes::ExitCode;
-use crate::output::Writer;
-use crate::report::{Page, PageWriter};
-use crate::scan::each_in_order;
+use crate::program::exit_codes::ExitCode;
+use crate::program::output::Writer;
+use crate::program::report::{Page, PageWriter};
+use crate::program::scan::each_in_order;
 
 pub struct Options {
     /// How the logs are read; arguments are kept, since the page shows them.
@@ -54,7 +54,7 @@ pub fn write_page_file(options: Options, path: &Path) -> anyhow::Result<ExitCode
         other => {
             let _ = std::fs::remove_file(&temporary);
             if other.is_ok() {
-                crate::messages::message!("{}: not written: no log was read", path.display());
+                crate::program::messages::message!("{}: not written: no log was read", path.display());
             }
             return other.map(|(code, _)| code);
         }
@@ -63,7 +63,7 @@ pub fn write_page_file(options: Options, path: &Path) -> anyhow::Result<ExitCode
         let _ = std::fs::remove_file(&temporary);
         return Err(error).with_context(cannot_write);
     }
-    crate::messages::message!(
+    crate::program::messages::message!(
         "wrote {} ({calls} call{})",
         path.display(),
         if calls == 1 { "" } else { "s" }

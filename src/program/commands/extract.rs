@@ -6,9 +6,9 @@ use std::io::Write;
 use reasons::record::{CallRecord, Status};
 
 use super::reading::{report_problems, Reading};
-use crate::exit_codes::ExitCode;
-use crate::output::{record_writer, ExtractFormat, WriterOptions};
-use crate::scan::{each_in_order, read_source};
+use crate::program::exit_codes::ExitCode;
+use crate::program::output::{record_writer, ExtractFormat, WriterOptions};
+use crate::program::scan::{each_in_order, read_source};
 
 /// What `extract` shows.
 pub struct Options {
@@ -82,7 +82,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
             Ok(summary) => calls = summary.calls,
             Err(error) if super::broken_pipe::is_broken_pipe(&error) => return Err(error),
             Err(error) => {
-                crate::messages::message!("{error:#}");
+                crate::program::messages::message!("{error:#}");
                 failed = true;
             }
         }
@@ -120,5 +120,5 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
 }
 
 fn warn(warning: &str) {
-    crate::messages::message!("{warning}");
+    crate::program::messages::message!("{warning}");
 }

@@ -20,7 +20,7 @@ use reasons::stats::Report;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::output::Writer;
+use crate::program::output::Writer;
 use json::{thousands, Long, Pretty};
 use reasons::touched::{self, View};
 

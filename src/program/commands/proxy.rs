@@ -19,7 +19,7 @@ use reasons::reasons_log::Via;
 use reasons::stream::proxy_halves;
 
 use super::relay::{pump, PumpError, ReasonSink};
-use crate::exit_codes::ExitCode;
+use crate::program::exit_codes::ExitCode;
 
 /// How long a server may take to exit once its client has gone and its stdin is closed.
 const GRACE: Duration = Duration::from_secs(2);
@@ -88,7 +88,7 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
                             log_failed = true;
                             let path = sink.path().map(Path::display);
                             if let Some(path) = path {
-                                crate::messages::message!(
+                                crate::program::messages::message!(
                                     "cannot write the reasons log {path}: {error}"
                                 );
                             }
@@ -154,7 +154,7 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
             }
         }
         if end_by.is_some_and(|end_by| Instant::now() >= end_by) {
-            crate::messages::message!(
+            crate::program::messages::message!(
                 "{program} still running {}s after its client left; ending it",
                 GRACE.as_secs()
             );

@@ -31,9 +31,9 @@ use reasons::record::Status;
 use reasons::stats::GroupBy;
 use reasons::stream::Options;
 
-use crate::exit_codes::ExitCode;
-use crate::input::Source;
-use crate::output::{CheckFormat, ExtractFormat, StatsFormat, WriterOptions};
+use crate::program::exit_codes::ExitCode;
+use crate::program::input::Source;
+use crate::program::output::{CheckFormat, ExtractFormat, StatsFormat, WriterOptions};
 
 /// Runs one parsed command.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {

@@ -6,10 +6,10 @@ use anyhow::Context;
 use reasons::stats::{GroupBy, Report, Tally};
 
 use super::reading::{report_problems, Reading};
-use crate::exit_codes::ExitCode;
-use crate::input::Source;
-use crate::output::{percent, report_writer, StatsFormat};
-use crate::scan::each_in_order;
+use crate::program::exit_codes::ExitCode;
+use crate::program::input::Source;
+use crate::program::output::{percent, report_writer, StatsFormat};
+use crate::program::scan::each_in_order;
 
 pub struct Options {
     pub reading: Reading,
@@ -60,7 +60,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         let coverage = report.totals.coverage;
         if coverage.is_none_or(|coverage| coverage < threshold) {
             let shown = coverage.map_or("none (no audited calls)".to_owned(), percent);
-            crate::messages::message!("coverage {shown} is below the minimum of {threshold}%");
+            crate::program::messages::message!("coverage {shown} is below the minimum of {threshold}%");
             return Ok(ExitCode::Finding);
         }
     }
