@@ -16,6 +16,8 @@
 //! request's history adds to a request whose history holds 200 calls (against `--no-restore`,
 //! in the same run).
 //!
+//! `cargo bench --bench gateway -- restoration` prints only the restoration's figures.
+//!
 //! Settings, from the environment: `REASONS_BENCH_REQUESTS` (requests timed for the first
 //! event, default 2000), `REASONS_BENCH_SOAK` (requests between the two memory readings,
 //! default 10000).
@@ -58,6 +60,12 @@ struct Envelope {
 fn main() {
     let requests = setting("REASONS_BENCH_REQUESTS", 2000);
     let soak = setting("REASONS_BENCH_SOAK", 10_000);
+    // `cargo bench --bench gateway -- restoration`: only the history restoration's figures.
+    if std::env::args().skip(1).any(|arg| arg == "restoration") {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        restoration_cost(dir.path(), requests);
+        return;
+    }
     let envelopes = envelopes();
     let answers = envelopes.clone();
     let upstream = Upstream::start(move |request| {
