@@ -19,16 +19,15 @@
 //! under [`RECALL_BYTES`], the oldest forgotten first.
 
 use std::collections::{HashMap, VecDeque};
-use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::apis::Api;
+use crate::json::{Json, Parser};
 use crate::layer::{ToolNames, REASON_PARAM};
 
 /// How much of the end of the reasons log a starting gateway reads.
@@ -155,8 +154,11 @@ fn size_of(call_id: &str, tool: &str, reason: &Value) -> usize {
 /// goes on as it came).
 ///
 /// A reason is spliced into the text of the call's arguments, and every other byte of the
-/// history is copied as it came: reading each entry that holds a call into a `Value` and writing
-/// it again cost most of a millisecond on a history of 200 calls.
+/// history is copied as it came. The history is read once, by the crate's own parser (no
+/// allocation per string, its strings skipped 64 bytes at a time), and only a call is made a
+/// `Value` for the rules that decide: reading each entry that holds a call into a `Value` and
+/// writing it again, then serde_json's passes over the text, cost over a millisecond on a
+/// history of 200 calls.
 pub(crate) fn restore(
     api: Api,
     raw: &RawValue,
@@ -168,27 +170,27 @@ pub(crate) fn restore(
     if !text.contains(history.marker) {
         return None;
     }
-    let entries: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+    let mut parser = Parser::default();
+    let entries = parser.parse(text).ok()?.as_array()?;
     let mut splices = Vec::new();
     for entry in entries {
-        if !entry.get().contains(history.marker) {
-            continue;
-        }
         let calls = match history.calls {
-            Some(key) => member(entry, key)
-                .and_then(|calls| serde_json::from_str::<Vec<&RawValue>>(calls.get()).ok())
-                .unwrap_or_default(),
-            None => vec![entry],
+            Some(key) => entry.as_object().and_then(|entry| entry.get(key)),
+            None => Some(entry),
         };
+        let calls = calls.into_iter().flat_map(|calls| match history.calls {
+            Some(_) => calls.as_array().into_iter().flatten().collect::<Vec<_>>(),
+            None => vec![calls],
+        });
         for call in calls {
-            if let Some(splice) = give_back(api, history.arguments, call, tracked, recall) {
-                let offset = offset_in(text, call.get());
-                splices.push(Splice {
-                    start: offset + splice.start,
-                    end: offset + splice.end,
-                    ..splice
-                });
-            }
+            splices.extend(give_back(
+                api,
+                history.arguments,
+                text,
+                call,
+                tracked,
+                recall,
+            ));
         }
     }
     if splices.is_empty() {
@@ -215,17 +217,24 @@ struct Splice {
     text: String,
 }
 
-/// Gives one history call its remembered reason, when it is a call in `api`'s shape to a tool
-/// augmented in this request, its id is remembered for that tool, and it carries no reason: the
-/// splice into the call's text that does it.
+/// Gives one history call (parsed from `text`) its remembered reason, when it is a call in
+/// `api`'s shape to a tool augmented in this request, its id is remembered for that tool, and it
+/// carries no reason: the splice into `text` that does it.
 fn give_back(
     api: Api,
     arguments_at: &[&str],
-    call: &RawValue,
+    text: &str,
+    call: Json<'_>,
     tracked: &ToolNames,
     recall: &Recall,
 ) -> Option<Splice> {
-    let value: Value = serde_json::from_str(call.get()).ok()?;
+    // What has no arguments where the API keeps them is no call to give a reason to (a text
+    // block, a tool's result): known before the call is made a `Value`.
+    let mut arguments = call;
+    for key in arguments_at {
+        arguments = arguments.as_object()?.get(key)?;
+    }
+    let value = call.to_value();
     if Api::of_call(&value) != Some(api) {
         return None;
     }
@@ -236,99 +245,35 @@ fn give_back(
         .call_id(&value)
         .and_then(|id| recall.get(&id))
         .filter(|recalled| recalled.tool == tool)?;
-    let mut raw = call;
-    for key in arguments_at {
-        raw = member(raw, key)?;
-    }
     let reason = serde_json::to_string(&recalled.reason).ok()?;
-    let (start, end, text) = match api.arguments(&value)? {
+    let (start, end, spliced) = match api.arguments(&value)? {
         Value::Object(map) if !map.contains_key(REASON_PARAM) => {
-            reason_into_object(raw.get(), map.is_empty(), &reason)?
+            let close = arguments.closing_brace()?;
+            reason_into_object(&text[..=close], map.is_empty(), &reason)?
         }
         // Arguments that travel as the text of a JSON object (Chat, Responses).
-        Value::String(arguments) => match serde_json::from_str::<Value>(arguments) {
-            Ok(Value::Object(map)) if !map.contains_key(REASON_PARAM) => {
-                reason_into_string(raw.get(), &map, &reason)?
-            }
-            Err(_) if arguments.trim().is_empty() => {
-                let object = format!("{{{}:{reason}}}", Value::from(REASON_PARAM));
-                (0, raw.get().len(), Value::String(object).to_string())
-            }
-            _ => return None,
-        },
+        Value::String(written) => {
+            let (start, end) = arguments.string_span()?;
+            let string = &text[start..end];
+            let (from, to, spliced) = match serde_json::from_str::<Value>(written) {
+                Ok(Value::Object(map)) if !map.contains_key(REASON_PARAM) => {
+                    reason_into_string(string, &map, &reason)?
+                }
+                Err(_) if written.trim().is_empty() => {
+                    let object = format!("{{{}:{reason}}}", Value::from(REASON_PARAM));
+                    (0, string.len(), Value::String(object).to_string())
+                }
+                _ => return None,
+            };
+            (start + from, start + to, spliced)
+        }
         _ => return None,
     };
-    let offset = offset_in(call.get(), raw.get());
     Some(Splice {
-        start: offset + start,
-        end: offset + end,
-        text,
+        start,
+        end,
+        text: spliced,
     })
-}
-/// Where `inner`, a slice of `outer` (a value serde_json borrowed from it), starts in it.
-fn offset_in(outer: &str, inner: &str) -> usize {
-    inner.as_ptr() as usize - outer.as_ptr() as usize
-}
-
-/// The value at `key` of a JSON object's text, borrowed from it; the last when the key repeats,
-/// as in a `Value`. `None` when the text is no object or has no such key.
-fn member<'a>(object: &'a RawValue, key: &str) -> Option<&'a RawValue> {
-    let mut reader = serde_json::Deserializer::from_str(object.get());
-    Member(key).deserialize(&mut reader).ok()?
-}
-
-/// Finds one key's value in an object without reading any other value into memory.
-struct Member<'k>(&'k str);
-
-impl<'de> DeserializeSeed<'de> for Member<'_> {
-    type Value = Option<&'de RawValue>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Member<'_> {
-    type Value = Option<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut found = None;
-        while let Some(wanted) = map.next_key_seed(KeyIs(self.0))? {
-            if wanted {
-                found = Some(map.next_value::<&RawValue>()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-}
-
-/// Whether a key is the one looked for, its escapes resolved, without keeping it.
-struct KeyIs<'k>(&'k str);
-
-impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KeyIs<'_> {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<bool, E> {
-        Ok(key == self.0)
-    }
 }
 
 /// The splice that gives an object's text (`{…}`, as written) the member `"reason":` `reason`
