@@ -16,6 +16,8 @@
 //! request's history adds to a request whose history holds 200 calls (against `--no-restore`,
 //! in the same run).
 //!
+//! `cargo bench --bench gateway -- restoration` prints only the restoration's figures.
+//!
 //! Settings, from the environment: `REASONS_BENCH_REQUESTS` (requests timed for the first
 //! event, default 2000), `REASONS_BENCH_SOAK` (requests between the two memory readings,
 //! default 10000).
@@ -58,6 +60,12 @@ struct Envelope {
 fn main() {
     let requests = setting("REASONS_BENCH_REQUESTS", 2000);
     let soak = setting("REASONS_BENCH_SOAK", 10_000);
+    // `cargo bench --bench gateway -- restoration`: only the history restoration's figures.
+    if std::env::args().skip(1).any(|arg| arg == "restoration") {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        restoration_cost(dir.path(), requests);
+        return;
+    }
     let envelopes = envelopes();
     let answers = envelopes.clone();
     let upstream = Upstream::start(move |request| {
@@ -237,6 +245,29 @@ fn restoration_cost(dir: &std::path::Path, requests: usize) {
         let _ = child.kill();
         let _ = child.wait();
     }
+    // The same request in this process, without the sockets and the other processes whose
+    // scheduling the figures above include: the layer's own work on the body.
+    let mut recall = reasons::gateway::Recall::default();
+    recall
+        .read_tail(&log, reasons::gateway::RECALL_TAIL)
+        .expect("the log is read");
+    let (mut restored, mut sent) = (Vec::new(), Vec::new());
+    for _ in 0..requests {
+        for (recall, times) in [(Some(&recall), &mut restored), (None, &mut sent)] {
+            let start = Instant::now();
+            let made =
+                reasons::gateway::Exchange::new("/v1/messages", body.as_bytes(), true, recall);
+            times.push(start.elapsed());
+            assert!(made.is_some_and(|(_, body)| body.is_some()));
+        }
+    }
+    let (median_with, median_without) = (percentile(&mut restored, 50), percentile(&mut sent, 50));
+    println!(
+        "the same request's body through the layer in process: median {:.1} µs restoring, {:.1} µs with --no-restore, {:+.1} µs added",
+        micros(median_with),
+        micros(median_without),
+        micros(median_with) - micros(median_without),
+    );
 }
 
 /// How long `reasons hook claude-code` takes to find a reason near the end of a large log.

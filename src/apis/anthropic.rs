@@ -129,7 +129,8 @@ impl Room for Anthropic {
         Some(History {
             key: "messages",
             marker: "\"tool_use\"",
-            calls: |message| items(message, "content").collect(),
+            calls: Some("content"),
+            arguments: &["input"],
         })
     }
 

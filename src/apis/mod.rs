@@ -65,8 +65,13 @@ pub struct History {
     pub key: &'static str,
     /// A token every entry that holds a call contains (entries without it are not read).
     pub marker: &'static str,
-    /// The calls one entry holds, in the API's call shape.
-    pub calls: for<'a> fn(&'a mut Value) -> Vec<&'a mut Value>,
+    /// The key of an entry's array of calls, in the API's call shape; `None` when the entry is
+    /// the call itself.
+    pub calls: Option<&'static str>,
+    /// The keys that lead from a call to its arguments (where [`Api::arguments`] finds them):
+    /// the history's calls are given their reason in their text, not read into a `Value` and
+    /// written again.
+    pub arguments: &'static [&'static str],
 }
 
 impl Provider {

@@ -62,7 +62,8 @@ impl Room for OpenAiChat {
         Some(History {
             key: "messages",
             marker: "\"tool_calls\"",
-            calls: |message| items(message, "tool_calls").collect(),
+            calls: Some("tool_calls"),
+            arguments: &["function", "arguments"],
         })
     }
 

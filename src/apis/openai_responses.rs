@@ -37,7 +37,8 @@ impl Room for OpenAiResponses {
         Some(History {
             key: "input",
             marker: "\"function_call\"",
-            calls: |item| vec![item],
+            calls: None,
+            arguments: &["arguments"],
         })
     }
 

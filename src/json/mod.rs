@@ -54,11 +54,13 @@ enum Node {
         end: usize,
     },
     /// Entries at `first..first + 2 * len`: a key (a `String` node), then its value; `keys`
-    /// has the [`fingerprint`] bit of every key set.
+    /// has the [`fingerprint`] bit of every key set; the object ends just before `end` of the
+    /// text (so that a member can be spliced in before its closing brace).
     Object {
-        first: usize,
-        len: usize,
+        first: u32,
+        len: u32,
         keys: u64,
+        end: usize,
     },
 }
 
@@ -221,11 +223,16 @@ impl Parser {
         if duplicate {
             keep_last_values(bytes, &mut self.stack, mark);
         }
-        let first = self.nodes.len();
-        let len = (self.stack.len() - mark) / 2;
+        let first = u32::try_from(self.nodes.len()).map_err(|_| Rejected)?;
+        let len = u32::try_from((self.stack.len() - mark) / 2).map_err(|_| Rejected)?;
         self.nodes.extend_from_slice(&self.stack[mark..]);
         self.stack.truncate(mark);
-        self.stack.push(Node::Object { first, len, keys });
+        self.stack.push(Node::Object {
+            first,
+            len,
+            keys,
+            end: at,
+        });
         Ok(at)
     }
 }
@@ -458,10 +465,12 @@ impl<'p> Json<'p> {
 
     pub(crate) fn as_object(self) -> Option<Object<'p>> {
         match self.node {
-            Node::Object { first, len, keys } => Some(Object {
+            Node::Object {
+                first, len, keys, ..
+            } => Some(Object {
                 json: self,
-                first,
-                len,
+                first: first as usize,
+                len: len as usize,
                 keys,
             }),
             _ => None,
@@ -475,6 +484,22 @@ impl<'p> Json<'p> {
                 let (first, len) = (first as usize, len as usize);
                 Some((first..first + len).map(move |at| self.at(at)))
             }
+            _ => None,
+        }
+    }
+
+    /// Where the closing brace of an object is in the text.
+    pub(crate) fn closing_brace(self) -> Option<usize> {
+        match self.node {
+            Node::Object { end, .. } => Some(end - 1),
+            _ => None,
+        }
+    }
+
+    /// Where a string is in the text, its quotes included.
+    pub(crate) fn string_span(self) -> Option<(usize, usize)> {
+        match self.node {
+            Node::String { start, end, .. } => Some((start - 1, end + 1)),
             _ => None,
         }
     }
