@@ -54,7 +54,10 @@ pub fn write_page_file(options: Options, path: &Path) -> anyhow::Result<ExitCode
         other => {
             let _ = std::fs::remove_file(&temporary);
             if other.is_ok() {
-                crate::program::messages::message!("{}: not written: no log was read", path.display());
+                crate::program::messages::message!(
+                    "{}: not written: no log was read",
+                    path.display()
+                );
             }
             return other.map(|(code, _)| code);
         }

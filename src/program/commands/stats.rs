@@ -60,7 +60,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         let coverage = report.totals.coverage;
         if coverage.is_none_or(|coverage| coverage < threshold) {
             let shown = coverage.map_or("none (no audited calls)".to_owned(), percent);
-            crate::program::messages::message!("coverage {shown} is below the minimum of {threshold}%");
+            crate::program::messages::message!(
+                "coverage {shown} is below the minimum of {threshold}%"
+            );
             return Ok(ExitCode::Finding);
         }
     }
