@@ -58,27 +58,26 @@ fn is_kilos_table(table: &str) -> bool {
     table.starts_with("kilo_") || table.starts_with("custom_llm")
 }
 
+/// The columns of OpenCode's `part` table beside its JSON, which Kilo's store shares.
+const OPENCODE_PART_COLUMNS: &[(&str, &str)] = &[
+    ("id", "id"),
+    ("message_id", "messageID"),
+    ("session_id", "sessionID"),
+];
+
 /// Most specific first: Kilo's store is OpenCode's plus tables of its own.
 const LAYOUTS: [Layout; 4] = [
     Layout {
         format: Format::Kilo,
         table: "part",
-        columns: &[
-            ("id", "id"),
-            ("message_id", "messageID"),
-            ("session_id", "sessionID"),
-        ],
+        columns: OPENCODE_PART_COLUMNS,
         json: ("data", None),
         marked_by: Some(is_kilos_table),
     },
     Layout {
         format: Format::Opencode,
         table: "part",
-        columns: &[
-            ("id", "id"),
-            ("message_id", "messageID"),
-            ("session_id", "sessionID"),
-        ],
+        columns: OPENCODE_PART_COLUMNS,
         json: ("data", None),
         marked_by: None,
     },

@@ -29,6 +29,7 @@ use serde_json::{Map, Value};
 use crate::apis::Api;
 use crate::json::{Json, Parser};
 use crate::layer::{ToolNames, REASON_PARAM};
+use crate::reasons_log::Logged;
 
 /// How much of the end of the reasons log a starting gateway reads.
 pub const RECALL_TAIL: u64 = 16 << 20;
@@ -124,17 +125,15 @@ impl Recall {
             lines.next();
         }
         for line in lines {
-            let line = line?;
-            let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(&line) else {
-                continue;
-            };
-            let fields = (
-                record.get("call_id").and_then(Value::as_str),
-                record.get("tool").and_then(Value::as_str),
-                record.get(REASON_PARAM),
-            );
-            if let (Some(call_id), Some(tool), Some(reason)) = fields {
-                self.note(call_id, tool, reason);
+            // A record is read the one way the reasons log reads its records back.
+            if let Some(Logged {
+                call_id: Some(call_id),
+                tool,
+                reason,
+                ..
+            }) = Logged::parse(&line?)
+            {
+                self.note(&call_id, &tool, &reason);
             }
         }
         Ok(())

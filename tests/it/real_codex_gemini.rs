@@ -133,26 +133,7 @@ fn extract(args: &[&str]) -> Vec<Value> {
 /// `.jsonl`.
 #[track_caller]
 fn only_jsonl(dir: &Path, prefix: &str) -> PathBuf {
-    fn walk(dir: &Path, prefix: &str, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                walk(&path, prefix, found);
-            } else if name.starts_with(prefix) && name.ends_with(".jsonl") {
-                found.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(dir, prefix, &mut found);
-    assert_eq!(
-        found.len(),
-        1,
-        "{prefix}*.jsonl under {}: {found:?}",
-        dir.display()
-    );
-    found.remove(0)
+    crate::util::only_file(dir, prefix, ".jsonl")
 }
 
 // ---- the openai SDK ---------------------------------------------------------------------------

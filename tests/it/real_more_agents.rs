@@ -385,11 +385,15 @@ impl Agent {
             Agent::OpenCode => existing(sandbox.path("data").join("opencode/opencode.db")),
             Agent::Kilo => existing(sandbox.path("data").join("kilo/kilo.db")),
             // `~/.qwen/projects/<cwd with dashes>/chats/<session>.jsonl`
-            Agent::QwenCode => only_file(&home.join(".qwen/projects"), ".jsonl"),
+            Agent::QwenCode => crate::util::only_file(&home.join(".qwen/projects"), "", ".jsonl"),
             // `~/.cline/data/sessions/<id>/<id>.messages.json`
-            Agent::Cline => only_file(&home.join(".cline/data/sessions"), ".messages.json"),
+            Agent::Cline => {
+                crate::util::only_file(&home.join(".cline/data/sessions"), "", ".messages.json")
+            }
             // `~/.copilot/session-state/<id>/events.jsonl`
-            Agent::Copilot => only_file(&home.join(".copilot/session-state"), "events.jsonl"),
+            Agent::Copilot => {
+                crate::util::only_file(&home.join(".copilot/session-state"), "", "events.jsonl")
+            }
         }
     }
 
@@ -411,30 +415,6 @@ impl Agent {
 fn existing(path: PathBuf) -> PathBuf {
     assert!(path.is_file(), "{} is not there", path.display());
     path
-}
-
-/// The one file under `dir` (at any depth) whose name ends with `suffix`.
-#[track_caller]
-fn only_file(dir: &Path, suffix: &str) -> PathBuf {
-    fn walk(dir: &Path, suffix: &str, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, suffix, found);
-            } else if entry.file_name().to_string_lossy().ends_with(suffix) {
-                found.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(dir, suffix, &mut found);
-    assert_eq!(
-        found.len(),
-        1,
-        "*{suffix} under {}: {found:?}",
-        dir.display()
-    );
-    found.remove(0)
 }
 
 /// The processes still running with this sandbox's HOME: what an agent left behind (Cline's hub

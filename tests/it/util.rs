@@ -204,3 +204,29 @@ pub fn read_reasons_log(path: &Path) -> Vec<Value> {
         })
         .collect()
 }
+
+/// The one file under `dir` (at any depth) whose name starts with `prefix` and ends with
+/// `suffix`: where an agent put the log of the session a test ran.
+#[track_caller]
+pub fn only_file(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
+    fn walk(dir: &Path, matches: &dyn Fn(&str) -> bool, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, matches, found);
+            } else if matches(&entry.file_name().to_string_lossy()) {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let matches = |name: &str| name.starts_with(prefix) && name.ends_with(suffix);
+    walk(dir, &matches, &mut found);
+    assert_eq!(
+        found.len(),
+        1,
+        "{prefix}*{suffix} under {}: {found:?}",
+        dir.display()
+    );
+    found.remove(0)
+}
