@@ -130,6 +130,9 @@ impl Room for Anthropic {
             key: "messages",
             marker: "\"tool_use\"",
             calls: Some("content"),
+            kind: Some(("type", "tool_use")),
+            name: &["name"],
+            id: "id",
             arguments: &["input"],
         })
     }

@@ -68,9 +68,19 @@ pub struct History {
     /// The key of an entry's array of calls, in the API's call shape; `None` when the entry is
     /// the call itself.
     pub calls: Option<&'static str>,
-    /// The keys that lead from a call to its arguments (where [`Api::arguments`] finds them):
-    /// the history's calls are given their reason in their text, not read into a `Value` and
-    /// written again.
+    /// A key and the string it holds in every call, where the API's calls say what they are
+    /// (what [`Api::of_call`] reads; a history's other entries and blocks are no calls).
+    pub kind: Option<(&'static str, &'static str)>,
+    /// The keys that lead from a call to its name (where [`Api::called_name`] finds it).
+    pub name: &'static [&'static str],
+    /// The key of a call's id (where [`Api::call_id`] finds it).
+    pub id: &'static str,
+    /// The keys that lead from a call to its arguments (where [`Api::arguments`] finds them).
+    ///
+    /// A history is sent on every turn and grows with the session: its calls are read where
+    /// these keys say, in the text as parsed, and given their reason in that text, never read
+    /// into `Value`s and written again. A property test (`restoring_agrees_with_the_rules_on_values` in
+    /// `gateway/history.rs`) keeps these keys and the rules on `Value`s in agreement.
     pub arguments: &'static [&'static str],
 }
 

@@ -63,6 +63,9 @@ impl Room for OpenAiChat {
             key: "messages",
             marker: "\"tool_calls\"",
             calls: Some("tool_calls"),
+            kind: None,
+            name: &["function", "name"],
+            id: "id",
             arguments: &["function", "arguments"],
         })
     }

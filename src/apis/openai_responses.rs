@@ -38,6 +38,9 @@ impl Room for OpenAiResponses {
             key: "input",
             marker: "\"function_call\"",
             calls: None,
+            kind: Some(("type", "function_call")),
+            name: &["name"],
+            id: "call_id",
             arguments: &["arguments"],
         })
     }

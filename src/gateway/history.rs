@@ -18,15 +18,16 @@
 //! logged before it), then every reason it logs, while the ids, tools and reasons held stay
 //! under [`RECALL_BYTES`], the oldest forgotten first.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::apis::Api;
+use crate::apis::{Api, History};
 use crate::json::{Json, Parser};
 use crate::layer::{ToolNames, REASON_PARAM};
 use crate::reasons_log::Logged;
@@ -44,6 +45,29 @@ pub struct Recalled {
     pub tool: String,
     /// The reason, as logged.
     pub reason: Value,
+    /// The reason as JSON text, and that text as a JSON string holds it (escaped, without its
+    /// quotes): written once when noted, since a history gives the same reasons back on every
+    /// turn.
+    written: String,
+    written_in_string: String,
+}
+
+impl Recalled {
+    fn new(tool: &str, reason: &Value) -> Recalled {
+        let written = reason.to_string();
+        let in_string = Value::String(written.clone()).to_string();
+        Recalled {
+            tool: tool.to_owned(),
+            reason: reason.clone(),
+            written_in_string: in_string[1..in_string.len() - 1].to_owned(),
+            written,
+        }
+    }
+
+    /// What it holds, for the bound: the reason is held as a value and twice as text.
+    fn size(&self, call_id: &str) -> usize {
+        call_id.len() + self.tool.len() + 2 * self.written.len() + self.written_in_string.len()
+    }
 }
 
 /// The reasons a gateway can give back, by call id, bounded in size.
@@ -78,22 +102,16 @@ impl Recall {
         if self.reasons.contains_key(call_id) {
             return;
         }
-        let size = size_of(call_id, tool, reason);
-        self.reasons.insert(
-            call_id.to_owned(),
-            Recalled {
-                tool: tool.to_owned(),
-                reason: reason.clone(),
-            },
-        );
+        let recalled = Recalled::new(tool, reason);
+        self.bytes += recalled.size(call_id);
+        self.reasons.insert(call_id.to_owned(), recalled);
         self.order.push_back(call_id.to_owned());
-        self.bytes += size;
         while self.bytes > self.limit {
             let Some(oldest) = self.order.pop_front() else {
                 break;
             };
             if let Some(forgotten) = self.reasons.remove(&oldest) {
-                self.bytes -= size_of(&oldest, &forgotten.tool, &forgotten.reason);
+                self.bytes -= forgotten.size(&oldest);
             }
         }
     }
@@ -140,24 +158,16 @@ impl Recall {
     }
 }
 
-fn size_of(call_id: &str, tool: &str, reason: &Value) -> usize {
-    let reason = match reason {
-        Value::String(text) => text.len(),
-        other => other.to_string().len(),
-    };
-    call_id.len() + tool.len() + reason
-}
-
 /// The history (`raw`, a request body's value at the API's history key) with the remembered
 /// reasons given back, and how many; `None` when none was, or the history cannot be read (it then
 /// goes on as it came).
 ///
-/// A reason is spliced into the text of the call's arguments, and every other byte of the
-/// history is copied as it came. The history is read once, by the crate's own parser (no
-/// allocation per string, its strings skipped 64 bytes at a time), and only a call is made a
-/// `Value` for the rules that decide: reading each entry that holds a call into a `Value` and
-/// writing it again, then serde_json's passes over the text, cost over a millisecond on a
-/// history of 200 calls.
+/// The history is read once, by the crate's own parser (no allocation per string, its strings
+/// skipped 64 bytes at a time), and each call is looked at where the API's [`History`] says its
+/// kind, name, id and arguments are. A reason is spliced into the text of the call's arguments,
+/// and every other byte of the history is copied as it came. Reading each call into a `Value`
+/// for the rules that decide, and writing the reasons again for each call, cost half a
+/// millisecond on a history of 200 calls, sent again on every turn.
 pub(crate) fn restore(
     api: Api,
     raw: &RawValue,
@@ -169,162 +179,213 @@ pub(crate) fn restore(
     if !text.contains(history.marker) {
         return None;
     }
-    let mut parser = Parser::default();
-    let entries = parser.parse(text).ok()?.as_array()?;
-    let mut splices = Vec::new();
-    for entry in entries {
-        let calls = match history.calls {
-            Some(key) => entry.as_object().and_then(|entry| entry.get(key)),
-            None => Some(entry),
-        };
-        let calls = calls.into_iter().flat_map(|calls| match history.calls {
-            Some(_) => calls.as_array().into_iter().flatten().collect::<Vec<_>>(),
-            None => vec![calls],
-        });
-        for call in calls {
-            splices.extend(give_back(
-                api,
-                history.arguments,
-                text,
-                call,
-                tracked,
-                recall,
-            ));
-        }
-    }
-    if splices.is_empty() {
-        return None;
-    }
-    let added: usize = splices.iter().map(|splice| splice.text.len()).sum();
-    let mut restored = String::with_capacity(text.len() + added);
-    let mut copied = 0;
-    // The splices are in the order of the calls, each inside its own call: none overlap.
-    for splice in &splices {
-        restored.push_str(&text[copied..splice.start]);
-        restored.push_str(&splice.text);
-        copied = splice.end;
-    }
-    restored.push_str(&text[copied..]);
-    Some((restored, splices.len()))
-}
-
-/// Text that replaces `start..end` of a text (an insertion when the two are equal).
-#[derive(Debug, PartialEq)]
-struct Splice {
-    start: usize,
-    end: usize,
-    text: String,
-}
-
-/// Gives one history call (parsed from `text`) its remembered reason, when it is a call in
-/// `api`'s shape to a tool augmented in this request, its id is remembered for that tool, and it
-/// carries no reason: the splice into `text` that does it.
-fn give_back(
-    api: Api,
-    arguments_at: &[&str],
-    text: &str,
-    call: Json<'_>,
-    tracked: &ToolNames,
-    recall: &Recall,
-) -> Option<Splice> {
-    // What has no arguments where the API keeps them is no call to give a reason to (a text
-    // block, a tool's result): known before the call is made a `Value`.
-    let mut arguments = call;
-    for key in arguments_at {
-        arguments = arguments.as_object()?.get(key)?;
-    }
-    let value = call.to_value();
-    if Api::of_call(&value) != Some(api) {
-        return None;
-    }
-    let tool = api
-        .called_name(&value)
-        .filter(|tool| tracked.contains(*tool))?;
-    let recalled = api
-        .call_id(&value)
-        .and_then(|id| recall.get(&id))
-        .filter(|recalled| recalled.tool == tool)?;
-    let reason = serde_json::to_string(&recalled.reason).ok()?;
-    let (start, end, spliced) = match api.arguments(&value)? {
-        Value::Object(map) if !map.contains_key(REASON_PARAM) => {
-            let close = arguments.closing_brace()?;
-            reason_into_object(&text[..=close], map.is_empty(), &reason)?
-        }
-        // Arguments that travel as the text of a JSON object (Chat, Responses).
-        Value::String(written) => {
-            let (start, end) = arguments.string_span()?;
-            let string = &text[start..end];
-            let (from, to, spliced) = match serde_json::from_str::<Value>(written) {
-                Ok(Value::Object(map)) if !map.contains_key(REASON_PARAM) => {
-                    reason_into_string(string, &map, &reason)?
-                }
-                Err(_) if written.trim().is_empty() => {
-                    let object = format!("{{{}:{reason}}}", Value::from(REASON_PARAM));
-                    (0, string.len(), Value::String(object).to_string())
-                }
-                _ => return None,
-            };
-            (start + from, start + to, spliced)
-        }
-        _ => return None,
-    };
-    Some(Splice {
-        start,
-        end,
-        text: spliced,
+    PARSERS.with(|parsers| {
+        let (history_parser, arguments) = &mut *parsers.borrow_mut();
+        let restored = give_back_all(&history, text, tracked, recall, history_parser, arguments);
+        history_parser.shrink_to(KEPT_NODES);
+        arguments.shrink_to(KEPT_NODES);
+        restored
     })
 }
 
-/// The splice that gives an object's text (`{…}`, as written) the member `"reason":` `reason`
-/// (JSON text) last, after its other members' text as written.
-fn reason_into_object(object: &str, empty: bool, reason: &str) -> Option<(usize, usize, String)> {
-    let close = object
-        .len()
-        .checked_sub(1)
-        .filter(|_| object.ends_with('}'))?;
-    let member = format!("{}:{reason}", Value::from(REASON_PARAM));
-    if empty {
-        return Some((close, close, member));
+/// How many nodes of a parsed history a thread keeps room for between requests: a history of
+/// a few megabytes.
+const KEPT_NODES: usize = 1 << 18;
+
+thread_local! {
+    /// Each thread's parsers for histories and for arguments written as text. A history is
+    /// tens of thousands of nodes, sent again on every turn: kept, their buffers are not
+    /// grown again from nothing for every request.
+    static PARSERS: RefCell<(Parser, Parser)> = RefCell::default();
+}
+
+fn give_back_all(
+    history: &History,
+    text: &str,
+    tracked: &ToolNames,
+    recall: &Recall,
+    parser: &mut Parser,
+    arguments: &mut Parser,
+) -> Option<(String, usize)> {
+    let entries = parser.parse(text).ok()?.as_array()?;
+    let mut restored = Restored::of(text);
+    for entry in entries {
+        match history.calls {
+            Some(key) => {
+                let calls = entry.as_object().and_then(|entry| entry.get(key));
+                for call in calls.and_then(Json::as_array).into_iter().flatten() {
+                    give_back(history, call, tracked, recall, arguments, &mut restored);
+                }
+            }
+            None => {
+                give_back(history, entry, tracked, recall, arguments, &mut restored);
+            }
+        }
     }
-    let after_last = object[..close].trim_end().len();
-    Some((after_last, after_last, format!(",{member}")))
+    restored.finish()
+}
+
+/// A history's text as it is being given its reasons: what was copied or spliced so far.
+struct Restored<'t> {
+    text: &'t str,
+    written: String,
+    /// How far `text` is copied.
+    copied: usize,
+    given: usize,
+}
+
+impl<'t> Restored<'t> {
+    fn of(text: &'t str) -> Restored<'t> {
+        Restored {
+            text,
+            written: String::new(),
+            copied: 0,
+            given: 0,
+        }
+    }
+
+    /// Writes `pieces` in place of `start..end` of the text (an insertion when the two are
+    /// equal). Splices come in the order of the calls, each inside its own call: none overlap.
+    fn splice(&mut self, start: usize, end: usize, pieces: &[&str]) {
+        if self.given == 0 {
+            self.written.reserve(self.text.len() + 1024);
+        }
+        self.written.push_str(&self.text[self.copied..start]);
+        for piece in pieces {
+            self.written.push_str(piece);
+        }
+        self.copied = end;
+        self.given += 1;
+    }
+
+    fn finish(mut self) -> Option<(String, usize)> {
+        if self.given == 0 {
+            return None;
+        }
+        self.written.push_str(&self.text[self.copied..]);
+        Some((self.written, self.given))
+    }
+}
+
+/// The value a history call holds at the end of these keys.
+fn at_keys<'p>(call: Json<'p>, keys: &[&str]) -> Option<Json<'p>> {
+    keys.iter()
+        .try_fold(call, |value, key| value.as_object()?.get(key))
+}
+
+/// Gives one history call its remembered reason, when it is a call in the history's shape to a
+/// tool augmented in this request, its id is remembered for that tool, and it carries no reason
+/// (`None` when it is given nothing).
+fn give_back(
+    history: &History,
+    call: Json<'_>,
+    tracked: &ToolNames,
+    recall: &Recall,
+    parser: &mut Parser,
+    restored: &mut Restored<'_>,
+) -> Option<()> {
+    let object = call.as_object()?;
+    if let Some((key, kind)) = history.kind {
+        if !object.get(key)?.as_text()?.is(kind) {
+            return None;
+        }
+    }
+    let tool = at_keys(call, history.name)?.as_str()?;
+    if !tracked.contains(tool.as_ref()) {
+        return None;
+    }
+    let id = object.get(history.id)?.as_str()?;
+    let recalled = recall
+        .get(&id)
+        .filter(|recalled| recalled.tool == tool)?;
+    let arguments = at_keys(call, history.arguments)?;
+    // The parameter's name is written as it is: it holds nothing JSON escapes.
+    if let Some(object) = arguments.as_object() {
+        if object.contains_key(REASON_PARAM) {
+            return None;
+        }
+        let close = arguments.closing_brace()?;
+        if object.len() == 0 {
+            restored.splice(close, close, &["\"", REASON_PARAM, "\":", &recalled.written]);
+        } else {
+            // After the last member's text, before the whitespace that closes the object.
+            let after_last = restored.text[..close].trim_end().len();
+            let member = [",\"", REASON_PARAM, "\":", &recalled.written];
+            restored.splice(after_last, after_last, &member);
+        }
+        return Some(());
+    }
+    // Arguments that travel as the text of a JSON object (Chat, Responses).
+    let written = arguments.as_str()?;
+    let (start, end) = arguments.string_span()?;
+    if written.trim().is_empty() {
+        let object = [
+            "\"{\\\"",
+            REASON_PARAM,
+            "\\\":",
+            &recalled.written_in_string,
+            "}\"",
+        ];
+        restored.splice(start, end, &object);
+        return Some(());
+    }
+    let empty = match parser.parse(&written) {
+        Ok(json) => {
+            let object = json.as_object()?;
+            if object.contains_key(REASON_PARAM) {
+                return None;
+            }
+            object.len() == 0
+        }
+        // What the parser is not sure of, serde_json decides.
+        Err(_) => match serde_json::from_str::<Value>(&written).ok()? {
+            Value::Object(object) if !object.contains_key(REASON_PARAM) => object.is_empty(),
+            _ => return None,
+        },
+    };
+    let (from, to, text) = reason_into_string(&restored.text[start..end], empty, recalled)?;
+    restored.splice(start + from, start + to, &[&text]);
+    Some(())
 }
 
 /// The splice that gives the object a JSON string's text holds (`"{…}"`, as written, escapes
-/// and all; `object` is what it holds) the member `"reason":` `reason` last, written in the
-/// string's escapes. When the string's last `}` is not plainly the object's (its closing brace
-/// written as an escape), the whole string is written again, holding the object with its reason.
+/// and all; `empty` when the object has no members) the member `"reason":` and the recalled
+/// reason last, written in the string's escapes. When the string's last `}` is not plainly the
+/// object's (its closing brace written as an escape), the whole string is written again,
+/// holding the object with its reason.
 fn reason_into_string(
     string: &str,
-    object: &Map<String, Value>,
-    reason: &str,
+    empty: bool,
+    recalled: &Recalled,
 ) -> Option<(usize, usize, String)> {
     let inside = string.strip_prefix('"')?.strip_suffix('"')?;
-    let member = format!("{}:{reason}", Value::from(REASON_PARAM));
-    let member = if object.is_empty() {
-        member
-    } else {
-        format!(",{member}")
-    };
-    let escaped = Value::String(member).to_string();
-    let escaped = &escaped[1..escaped.len() - 1];
+    let separator = if empty { "" } else { "," };
     if let Some(close) = inside.rfind('}') {
         let after = &inside[close + 1..];
         // What follows the brace holds no escape other than whitespace's: it is the closing one.
-        let only_whitespace = serde_json::from_str::<String>(&format!("\"{after}\""))
-            .is_ok_and(|after| after.trim().is_empty());
+        let only_whitespace = after.bytes().all(|byte| byte.is_ascii_whitespace())
+            || serde_json::from_str::<String>(&format!("\"{after}\""))
+                .is_ok_and(|after| after.trim().is_empty());
         if only_whitespace {
-            return Some((close + 1, close + 1, escaped.to_owned()));
+            let text = format!(
+                "{separator}\\\"{REASON_PARAM}\\\":{}",
+                recalled.written_in_string
+            );
+            return Some((close + 1, close + 1, text));
         }
     }
-    let mut object = object.clone();
-    object.insert(REASON_PARAM.to_owned(), serde_json::from_str(reason).ok()?);
+    let written: String = serde_json::from_str(string).ok()?;
+    let Value::Object(mut object) = serde_json::from_str(&written).ok()? else {
+        return None;
+    };
+    object.insert(REASON_PARAM.to_owned(), recalled.reason.clone());
     let text = Value::String(Value::Object(object).to_string()).to_string();
     Some((0, string.len(), text))
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
@@ -436,45 +497,64 @@ mod tests {
         }
     }
 
+    /// An Anthropic history with one call whose `input` is written as `input`, given its reason
+    /// `a "b"`: the history's text afterwards.
+    fn spliced_into_object(input: &str) -> String {
+        let mut recall = Recall::default();
+        recall.note("t", "Bash", &json!("a \"b\""));
+        let history = format!(
+            r#"[{{"role":"assistant","content":[{{"type":"tool_use","id":"t","name":"Bash","input":{input}}}]}}]"#
+        );
+        let raw = RawValue::from_string(history.clone()).unwrap();
+        let (text, _) = restore(Api::Anthropic, &raw, &tracked(&["Bash"]), &recall).unwrap();
+        let at = history.find(input).unwrap();
+        assert!(text.starts_with(&history[..at]) && text.ends_with(&history[at + input.len()..]));
+        text[at..text.len() - (history.len() - at - input.len())].to_owned()
+    }
+
+    /// The same for a Responses call whose `arguments` string is written as `string`: the
+    /// string afterwards, and the object it holds.
+    fn spliced_into_string(string: &str) -> (String, Value) {
+        let mut recall = Recall::default();
+        recall.note("c", "shell", &json!("a \"b\""));
+        let history =
+            format!(r#"[{{"type":"function_call","call_id":"c","name":"shell","arguments":{string}}}]"#);
+        let raw = RawValue::from_string(history.clone()).unwrap();
+        let (text, _) =
+            restore(Api::OpenAiResponses, &raw, &tracked(&["shell"]), &recall).unwrap();
+        let spliced = text[history.find(string).unwrap()..text.len() - 2].to_owned();
+        let inner: String = serde_json::from_str(&spliced).unwrap();
+        (spliced, serde_json::from_str(&inner).unwrap())
+    }
+
     #[test]
     fn the_reason_is_spliced_into_the_arguments_text_as_written() {
-        let splice = |object: &str, empty: bool| {
-            let (start, end, text) = reason_into_object(object, empty, r#""why""#).unwrap();
-            format!("{}{text}{}", &object[..start], &object[end..])
-        };
         // Keys stay in their order, whitespace as written, the reason last.
         assert_eq!(
-            splice(r#"{"z":1,"a":2}"#, false),
-            r#"{"z":1,"a":2,"reason":"why"}"#
+            spliced_into_object(r#"{"z":1,"a":2}"#),
+            r#"{"z":1,"a":2,"reason":"a \"b\""}"#
         );
         assert_eq!(
-            splice("{ \"a\": [1, {}] \n}", false),
-            "{ \"a\": [1, {}],\"reason\":\"why\" \n}"
+            spliced_into_object("{ \"a\": [1, {}] \n}"),
+            "{ \"a\": [1, {}],\"reason\":\"a \\\"b\\\"\" \n}"
         );
-        assert_eq!(splice("{}", true), r#"{"reason":"why"}"#);
-        assert_eq!(splice("{ }", true), r#"{ "reason":"why"}"#);
-        let in_string = |string: &str| {
-            let inner: String = serde_json::from_str(string).unwrap();
-            let Value::Object(object) = serde_json::from_str(&inner).unwrap() else {
-                panic!("{inner} is an object");
-            };
-            let (start, end, text) = reason_into_string(string, &object, r#""a \"b\"""#).unwrap();
-            let spliced = format!("{}{text}{}", &string[..start], &string[end..]);
-            let inner: String = serde_json::from_str(&spliced).unwrap();
-            (spliced, serde_json::from_str::<Value>(&inner).unwrap())
-        };
-        let (spliced, value) = in_string(r#""{\"cmd\":\"echo \\\"}\\\"\"}""#);
+        assert_eq!(spliced_into_object("{}"), r#"{"reason":"a \"b\""}"#);
+        assert_eq!(spliced_into_object("{ }"), r#"{ "reason":"a \"b\""}"#);
+        let (spliced, value) = spliced_into_string(r#""{\"cmd\":\"echo \\\"}\\\"\"}""#);
         assert_eq!(value, json!({"cmd": "echo \"}\"", "reason": "a \"b\""}));
         assert!(
             spliced.starts_with(r#""{\"cmd\":\"echo \\\"}\\\"\","#),
             "{spliced}"
         );
-        let (_, value) = in_string(r#""{}""#);
+        let (_, value) = spliced_into_string(r#""{}""#);
         assert_eq!(value, json!({"reason": "a \"b\""}));
-        let (_, value) = in_string(r#""{\"a\":1}\n ""#);
+        let (_, value) = spliced_into_string(r#""{\"a\":1}\n ""#);
         assert_eq!(value, json!({"a": 1, "reason": "a \"b\""}));
+        let (spliced, value) = spliced_into_string(r#"" ""#);
+        assert_eq!(value, json!({"reason": "a \"b\""}));
+        assert_eq!(spliced, r#""{\"reason\":\"a \\\"b\\\"\"}""#);
         // A closing brace written as an escape: the string is written again, whole.
-        let (spliced, value) = in_string(r#""{\"a\":{}\u007d""#);
+        let (spliced, value) = spliced_into_string(r#""{\"a\":{}\u007d""#);
         assert_eq!(value, json!({"a": {}, "reason": "a \"b\""}));
         assert!(!spliced.contains("u007d"));
     }
@@ -493,6 +573,168 @@ mod tests {
             text,
             history.replace(r#""ls"}"#, r#""ls","reason":"Look"}"#)
         );
+    }
+
+    /// What restoring must give, written plainly on `Value`s with the rules every other part
+    /// of the gateway uses ([`Api::of_call`], [`Api::called_name`], [`Api::call_id`],
+    /// [`Api::arguments`]): the fast path must agree with it on every history.
+    fn restored_by_the_rules(
+        api: Api,
+        history: &Value,
+        tracked: &ToolNames,
+        recall: &Recall,
+    ) -> Value {
+        let mut history = history.clone();
+        let shape = api.history().unwrap();
+        let Some(entries) = history.as_array_mut() else {
+            return history;
+        };
+        for entry in entries {
+            let calls: Vec<&mut Value> = match shape.calls {
+                Some(key) => match entry.get_mut(key).and_then(Value::as_array_mut) {
+                    Some(calls) => calls.iter_mut().collect(),
+                    None => continue,
+                },
+                None => vec![entry],
+            };
+            for call in calls {
+                if Api::of_call(call) != Some(api) {
+                    continue;
+                }
+                let Some(tool) = api.called_name(call).filter(|tool| tracked.contains(*tool))
+                else {
+                    continue;
+                };
+                let Some(recalled) = api
+                    .call_id(call)
+                    .and_then(|id| recall.get(&id))
+                    .filter(|recalled| recalled.tool == tool)
+                else {
+                    continue;
+                };
+                let reason = recalled.reason.clone();
+                match api.arguments_mut(call) {
+                    Some(Value::Object(object)) if !object.contains_key(REASON_PARAM) => {
+                        object.insert(REASON_PARAM.to_owned(), reason);
+                    }
+                    Some(Value::String(text)) => {
+                        let object = if text.trim().is_empty() {
+                            Some(serde_json::Map::new())
+                        } else {
+                            match serde_json::from_str(text) {
+                                Ok(Value::Object(object)) => Some(object),
+                                _ => None,
+                            }
+                        };
+                        if let Some(mut object) =
+                            object.filter(|object| !object.contains_key(REASON_PARAM))
+                        {
+                            object.insert(REASON_PARAM.to_owned(), reason);
+                            *text = Value::Object(object).to_string();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        history
+    }
+
+    /// The value with each string that holds a JSON object replaced by that object.
+    fn objects_in_strings(value: Value) -> Value {
+        match value {
+            Value::String(text) => match serde_json::from_str(&text) {
+                Ok(Value::Object(object)) => Value::Object(object),
+                _ => Value::String(text),
+            },
+            Value::Array(items) => items.into_iter().map(objects_in_strings).collect(),
+            Value::Object(object) => Value::Object(
+                object
+                    .into_iter()
+                    .map(|(key, value)| (key, objects_in_strings(value)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    fn a_call(api: Api) -> impl Strategy<Value = Value> {
+        let kind = prop_oneof![
+            Just("tool_use"),
+            Just("server_tool_use"),
+            Just("function_call"),
+            Just("text")
+        ];
+        let id = prop_oneof![Just("a"), Just("b"), Just("c"), Just("zz")];
+        let tool = prop_oneof![Just("Bash"), Just("Read"), Just("web_search")];
+        let arguments = prop_oneof![
+            Just(json!({})),
+            Just(json!({"command": "ls"})),
+            Just(json!({"command": "ls", "reason": "its own"})),
+            Just(json!({"path": "a\"}\u{e9}", "n": [1, {}]})),
+            Just(json!(["not", "an", "object"])),
+            Just(json!(null)),
+        ];
+        let as_text = any::<bool>();
+        (kind, id, tool, arguments, as_text).prop_map(move |(kind, id, tool, arguments, as_text)| {
+            let arguments = match (api, as_text) {
+                (Api::Anthropic, false) => arguments,
+                (_, false) => Value::String(arguments.to_string()),
+                (_, true) if arguments.is_null() => json!(""),
+                (_, true) => Value::String(format!(" {} \n", arguments)),
+            };
+            match api {
+                Api::Anthropic => json!({"type": kind, "id": id, "name": tool, "input": arguments}),
+                Api::OpenAiChat => json!({"id": id, "type": "function",
+                    "function": {"name": tool, "arguments": arguments}}),
+                _ => json!({"type": kind, "call_id": id, "name": tool, "arguments": arguments}),
+            }
+        })
+    }
+
+    fn a_history() -> impl Strategy<Value = (Api, Value)> {
+        prop_oneof![
+            Just(Api::Anthropic),
+            Just(Api::OpenAiChat),
+            Just(Api::OpenAiResponses)
+        ]
+        .prop_flat_map(|api| {
+            let entry = prop::collection::vec(a_call(api), 0..4).prop_map(move |calls| match api {
+                Api::Anthropic => json!({"role": "assistant", "content": calls}),
+                Api::OpenAiChat => json!({"role": "assistant", "tool_calls": calls}),
+                _ => calls.into_iter().next().unwrap_or(json!({"role": "user"})),
+            });
+            (Just(api), prop::collection::vec(entry, 0..6).prop_map(Value::Array))
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn restoring_agrees_with_the_rules_on_values((api, history) in a_history(), pretty in any::<bool>()) {
+            let mut recall = Recall::default();
+            recall.note("a", "Bash", &json!("Look first"));
+            recall.note("b", "Read", &json!({"not": "a string"}));
+            recall.note("c", "Read", &json!("Read \"this\" \u{202e}"));
+            let tracked = tracked(&["Bash", "Read"]);
+            let text = if pretty {
+                serde_json::to_string_pretty(&history).unwrap()
+            } else {
+                history.to_string()
+            };
+            let raw = RawValue::from_string(text.clone()).unwrap();
+            let expected = restored_by_the_rules(api, &history, &tracked, &recall);
+            // Arguments written as text keep the text they were written as: compared as the
+            // objects they hold.
+            let expected = objects_in_strings(expected);
+            match restore(api, &raw, &tracked, &recall) {
+                Some((restored, given)) => {
+                    prop_assert!(given > 0);
+                    let restored = serde_json::from_str::<Value>(&restored).unwrap();
+                    prop_assert_eq!(objects_in_strings(restored), expected);
+                }
+                None => prop_assert_eq!(objects_in_strings(history), expected),
+            }
+        }
     }
 
     #[test]

@@ -83,6 +83,13 @@ impl Parser {
         }
     }
 
+    /// Lets go of buffers grown past `nodes` nodes by an unusually large text, for a parser that
+    /// is kept from one text to the next.
+    pub(crate) fn shrink_to(&mut self, nodes: usize) {
+        self.nodes.shrink_to(nodes);
+        self.stack.shrink_to(nodes);
+    }
+
     /// Parses `text`, which must be one JSON value with nothing but whitespace around it.
     pub(crate) fn parse<'p>(&'p mut self, text: &'p str) -> Parsed<Json<'p>> {
         let mut at = 0;
