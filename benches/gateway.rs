@@ -18,6 +18,10 @@
 //!
 //! `cargo bench --bench gateway -- restoration` prints only the restoration's figures.
 //!
+//! `cargo bench --bench gateway -- against OTHER` compares this build's gateway with another
+//! build of `reasons` (an older commit's, say) in one run: the same requests alternately through
+//! each, the first event and the unpaced 1.4 MiB answer for each envelope, and their ratio.
+//!
 //! Settings, from the environment: `REASONS_BENCH_REQUESTS` (requests timed for the first
 //! event, default 2000), `REASONS_BENCH_SOAK` (requests between the two memory readings,
 //! default 10000).
@@ -66,21 +70,14 @@ fn main() {
         restoration_cost(dir.path(), requests);
         return;
     }
+    // `cargo bench --bench gateway -- against OTHER`: this build against another.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(other) = args.iter().skip_while(|arg| *arg != "against").nth(1) {
+        against(std::path::Path::new(&other), requests);
+        return;
+    }
     let envelopes = envelopes();
-    let answers = envelopes.clone();
-    let upstream = Upstream::start(move |request| {
-        let Envelope { small, big, .. } = answers
-            .iter()
-            .find(|envelope| request.path.starts_with(envelope.path))
-            .expect("a scripted path");
-        if request.path.contains("paced") {
-            Answer::Paced(big.clone(), Duration::from_micros(PAUSE_MICROS))
-        } else if request.path.contains("big") {
-            Answer::Events(big.clone())
-        } else {
-            Answer::Events(small.clone())
-        }
-    });
+    let upstream = scripted_model(&envelopes);
     let dir = tempfile::tempdir().expect("a temporary directory");
     let log = dir.path().join("reasons.jsonl");
     let (mut child, gateway) = start_gateway(&upstream.url(), &log, &[]);
@@ -181,6 +178,95 @@ fn main() {
     let _ = child.wait();
     hook_latency(dir.path());
     restoration_cost(dir.path(), requests);
+}
+
+/// The scripted model API, answering each envelope's path: a small answer, or with `?big` the
+/// 1.4 MiB answer at once, or with `?paced` the same paced.
+fn scripted_model(envelopes: &[Envelope]) -> Upstream {
+    let answers = envelopes.to_vec();
+    Upstream::start(move |request| {
+        let Envelope { small, big, .. } = answers
+            .iter()
+            .find(|envelope| request.path.starts_with(envelope.path))
+            .expect("a scripted path");
+        if request.path.contains("paced") {
+            Answer::Paced(big.clone(), Duration::from_micros(PAUSE_MICROS))
+        } else if request.path.contains("big") {
+            Answer::Events(big.clone())
+        } else {
+            Answer::Events(small.clone())
+        }
+    })
+}
+
+/// This build's gateway against another build's, on the same requests, alternately.
+fn against(other: &std::path::Path, requests: usize) {
+    let envelopes = envelopes();
+    let upstream = scripted_model(&envelopes);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (mut this, this_at) = start_gateway_of(
+        REASONS.as_ref(),
+        &upstream.url(),
+        &dir.path().join("this.jsonl"),
+        &[],
+    );
+    let (mut that, that_at) =
+        start_gateway_of(other, &upstream.url(), &dir.path().join("that.jsonl"), &[]);
+    let (mut this_client, mut that_client) = (Client::connect(this_at), Client::connect(that_at));
+    println!(
+        "this build's gateway ({REASONS}) against {} ({} cores)\n",
+        other.display(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    for envelope in &envelopes {
+        for _ in 0..200 {
+            this_client.post(envelope.path, &envelope.body);
+            that_client.post(envelope.path, &envelope.body);
+        }
+    }
+    println!(
+        "{:<10} {:>14} {:>14} {:>7}  {:>17} {:>17} {:>7}",
+        "", "first event", "other build", "ratio", "unpaced 1.4 MiB", "other build", "ratio"
+    );
+    for envelope in &envelopes {
+        let timed =
+            |runs: usize, path: &str, client: &mut Client, other: &mut Client, first: bool| {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                for _ in 0..runs {
+                    let (x, y) = (
+                        client.post(path, &envelope.body),
+                        other.post(path, &envelope.body),
+                    );
+                    a.push(if first { x.first_event } else { x.total });
+                    b.push(if first { y.first_event } else { y.total });
+                }
+                (percentile(&mut a, 50), percentile(&mut b, 50))
+            };
+        let first = timed(
+            requests,
+            envelope.path,
+            &mut this_client,
+            &mut that_client,
+            true,
+        );
+        let big = format!("{}?big", envelope.path);
+        let whole = timed(100, &big, &mut this_client, &mut that_client, false);
+        let ratio = |(a, b): (Duration, Duration)| a.as_secs_f64() / b.as_secs_f64();
+        println!(
+            "{:<10} {:>11.1} µs {:>11.1} µs {:>7.3}  {:>14.2} ms {:>14.2} ms {:>7.3}",
+            envelope.name,
+            micros(first.0),
+            micros(first.1),
+            ratio(first),
+            millis(whole.0),
+            millis(whole.1),
+            ratio(whole),
+        );
+    }
+    for child in [&mut this, &mut that] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }
 
 /// What giving the reasons back to a request's history costs: 200 earlier calls in the history,
@@ -410,7 +496,17 @@ fn envelopes() -> Vec<Envelope> {
 }
 
 fn start_gateway(upstream: &str, log: &std::path::Path, extra: &[&str]) -> (Child, SocketAddr) {
-    let mut child = Command::new(REASONS)
+    start_gateway_of(REASONS.as_ref(), upstream, log, extra)
+}
+
+/// The same, with some build of `reasons`.
+fn start_gateway_of(
+    reasons: &std::path::Path,
+    upstream: &str,
+    log: &std::path::Path,
+    extra: &[&str],
+) -> (Child, SocketAddr) {
+    let mut child = Command::new(reasons)
         .args([
             "gateway",
             "--listen",
