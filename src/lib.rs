@@ -98,8 +98,8 @@ mod json;
 #[cfg(any(fuzzing, feature = "fuzzing"))]
 #[doc(hidden)]
 pub use json::differential as fuzz_json;
+pub mod jsonl;
 pub mod layer;
-pub mod read;
 pub mod reasons_log;
 pub mod record;
 pub mod stats;

@@ -9,7 +9,7 @@ use super::catalogue::{self, Declarations};
 use super::fragments::{Fragments, Place};
 use crate::format::Format;
 use crate::json::{Json, Object, Parser, Text};
-use crate::read::lines::Lines;
+use crate::jsonl::lines::Lines;
 
 /// What a shape makes of one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

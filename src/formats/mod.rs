@@ -8,7 +8,7 @@
 //!
 //! How the modules stand on each other, each only on those below it: `pieces` (one file on many
 //! threads) and `source` (one source from start to end) drive `reader` (the reading loop of
-//! `crate::read` with the walk) and `rules`; the reader asks the registry (`shapes`) for the
+//! `crate::jsonl` with the walk) and `rules`; the reader asks the registry (`shapes`) for the
 //! prefilter, the looks and the outer record of each event; each shape uses the walk
 //! (`event_walk`), which uses `fragments`, `arguments` and `catalogue`.
 //!

@@ -26,8 +26,8 @@ use super::reader::Reader;
 use super::reading::{Event, ReadOptions, ReadSummary};
 use super::rules::{Item, Offset, Rules};
 use super::source::read_source;
-use crate::read::aligned::AlignedBufReader;
-use crate::read::lines::starts_document;
+use crate::jsonl::aligned::AlignedBufReader;
+use crate::jsonl::lines::starts_document;
 
 /// How much of the file one piece is: large enough that the seams are few and the threads
 /// rarely wait, small enough that the findings held back stay small.

@@ -1,4 +1,4 @@
-//! A source read for its calls: the reading loop (`crate::read::lines`) hands each event it
+//! A source read for its calls: the reading loop (`crate::jsonl::lines`) hands each event it
 //! parses to the walk, and what the walk finds goes on as [`Item`]s to the rules of the source
 //! (`rules.rs`), which need the whole source in order.
 
@@ -11,7 +11,7 @@ use super::rules::Item;
 use super::shapes;
 use crate::format::Format;
 use crate::json::Json;
-use crate::read::lines::{Events, LineReader, Lines};
+use crate::jsonl::lines::{Events, LineReader, Lines};
 
 /// Reads a source, or a piece of one, for its calls.
 pub(crate) struct Reader<'a> {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use reasons::formats::store::{self, Store, StoreError};
 use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
-use reasons::read::AlignedBufReader;
+use reasons::jsonl::AlignedBufReader;
 use reasons::reasons_log;
 use reasons::record::CallRecord;
 

@@ -8,7 +8,7 @@ use super::event_walk::{Looks, Visit, VisitFn, Walker};
 use super::shape::{Outer, Shape};
 use crate::format::Format;
 use crate::json::{Json, Object};
-use crate::read::prefilter::Prefilter;
+use crate::jsonl::prefilter::Prefilter;
 
 mod anthropic;
 mod claude_code;
@@ -216,7 +216,7 @@ pub(crate) fn prefilter(format: Option<Format>) -> &'static Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::prefilter::Hits;
+    use crate::jsonl::prefilter::Hits;
 
     #[test]
     fn prefilter_passes_a_token_with_whitespace_after_the_colon() {
