@@ -89,7 +89,6 @@ pub mod apis;
 pub mod cli;
 mod dates;
 pub mod envelope;
-mod format;
 pub mod formats;
 pub mod gateway;
 mod json;

@@ -7,9 +7,9 @@
 use super::arguments::Arguments;
 use super::catalogue::{self, Declarations};
 use super::fragments::{Fragments, Place};
-use crate::format::Format;
 use crate::json::{Json, Object, Parser, Text};
 use crate::jsonl::lines::Lines;
+use crate::record::Format;
 
 /// What a shape makes of one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

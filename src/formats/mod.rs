@@ -18,7 +18,7 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
-pub use crate::format::Format;
+pub use crate::record::Format;
 pub use pieces::read_file;
 pub use reading::{Event, ReadOptions, ReadSummary};
 

@@ -359,8 +359,8 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::format::Format;
     use crate::formats::source::read_source as read_log;
+    use crate::record::Format;
 
     /// Every event (as text, to compare) and the summary.
     fn read(bytes: &[u8], piece: Option<(u64, usize)>, options: &ReadOptions) -> Vec<String> {

@@ -9,9 +9,9 @@ use super::fragments::Fragments;
 use super::reading::ReadOptions;
 use super::rules::Item;
 use super::shapes;
-use crate::format::Format;
 use crate::json::Json;
 use crate::jsonl::lines::{Events, LineReader, Lines};
+use crate::record::Format;
 
 /// Reads a source, or a piece of one, for its calls.
 pub(crate) struct Reader<'a> {

@@ -1,7 +1,7 @@
 //! What reading a log takes and gives: [`ReadOptions`], [`Event`], [`ReadSummary`].
 
-use crate::format::Format;
 use crate::record::CallRecord;
+use crate::record::Format;
 
 /// How to read a log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

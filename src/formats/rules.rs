@@ -10,7 +10,7 @@ use std::io;
 use super::arguments::key_hasher;
 use super::event_walk::{Found, Walked};
 use super::reading::{Event, ReadOptions, ReadSummary};
-use crate::format::Format;
+use crate::record::Format;
 use crate::record::{CallRecord, ReasonFrom, Status};
 
 /// What reading hands to the rules of the source, in the order of the source.

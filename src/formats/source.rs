@@ -27,7 +27,6 @@ pub(crate) fn read_source<R: BufRead>(
 mod tests {
     use std::io::{self, BufRead, Read};
 
-    use crate::format::Format;
     use crate::formats::reader::first_call_format;
     use crate::formats::reading::Event;
     use crate::formats::reading::ReadOptions;
@@ -35,6 +34,7 @@ mod tests {
     use crate::formats::source::read_source as read_log;
     use crate::formats::testing::{brief, expect, read_with, records};
     use crate::json::Parser;
+    use crate::record::Format;
     use crate::record::Status::{Declared, Freeform, Invalid, Missing, Present};
 
     const TOOL_USE: &str = r#"{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","reason":"look"}}]}}"#;

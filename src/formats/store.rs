@@ -27,7 +27,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::reader::Reader;
 use super::reading::{Event, ReadOptions, ReadSummary};
 use super::rules::{Item, Offset, Rules};
-use crate::format::Format;
+use crate::record::Format;
 
 /// The first 16 bytes of every SQLite database.
 const HEADER: &[u8; 16] = b"SQLite format 3\0";

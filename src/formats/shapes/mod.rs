@@ -1,14 +1,15 @@
 //! The registry: every shape, one file each, and what follows from the list of them. A new
-//! format is its name in `crate::format` and a file here that declares its [`Shape`], listed in
-//! [`SHAPES`]; a format left without a shape, or a shape without tokens, does not compile.
+//! format is its name in `crate::record::format` and a file here that declares its [`Shape`],
+//! listed in [`SHAPES`]; a format left without a shape, or a shape without tokens, does not
+//! compile.
 
 use std::sync::OnceLock;
 
 use super::event_walk::{Looks, Visit, VisitFn, Walker};
 use super::shape::{Outer, Shape};
-use crate::format::Format;
 use crate::json::{Json, Object};
 use crate::jsonl::prefilter::Prefilter;
+use crate::record::Format;
 
 mod anthropic;
 mod claude_code;
