@@ -24,8 +24,9 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use super::reader::Reader;
-use super::reading::{Event, ReadOptions, ReadSummary};
+use super::call_reader::CallReader;
+use super::events::{Event, ReadSummary};
+use super::options::ReadOptions;
 use super::rules::{Item, Offset, Rules};
 use crate::record::Format;
 
@@ -236,7 +237,7 @@ impl Store {
             let (rules, sink) = &mut *state.borrow_mut();
             rules.apply(item, Offset::default(), &mut **sink)
         };
-        let mut reader = Reader::new(&options, &mut apply);
+        let mut reader = CallReader::new(&options, &mut apply);
         // SQLite reads and writes the events on a thread of its own while this one reads
         // them: a few batches ahead at most.
         let (batches_out, batches_in) = mpsc::sync_channel::<io::Result<Rows>>(2);

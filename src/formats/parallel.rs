@@ -21,11 +21,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 
+use super::call_reader::CallReader;
+use super::events::{Event, ReadSummary};
 use super::fragments::Fragments;
-use super::reader::Reader;
-use super::reading::{Event, ReadOptions, ReadSummary};
+use super::options::ReadOptions;
 use super::rules::{Item, Offset, Rules};
-use super::source::read_source;
+use super::sequential::read_sequentially;
 use crate::jsonl::aligned::AlignedBufReader;
 use crate::jsonl::lines::starts_document;
 
@@ -76,7 +77,7 @@ pub(crate) fn read_in_pieces(
     let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
     if !split {
         let input = AlignedBufReader::with_capacity(READ_BUFFER, File::open(path)?);
-        return read_source(source, input, options, sink);
+        return read_sequentially(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);
     let mut rules = Rules::new(source, options);
@@ -182,7 +183,7 @@ pub(crate) fn read_in_pieces(
                 Ok(())
             };
             let streams = std::mem::take(&mut left_open);
-            Reader::continuing(options, &mut collect, streams, offset.events).finish()?;
+            CallReader::continuing(options, &mut collect, streams, offset.events).finish()?;
             apply(items, Offset::default())
         })();
         // Threads waiting for a ticket see the channel close and end.
@@ -241,7 +242,7 @@ fn read_piece(
         items.push(item);
         Ok(())
     };
-    let mut reader = Reader::continuing(options, &mut collect, streams, start.events);
+    let mut reader = CallReader::continuing(options, &mut collect, streams, start.events);
     let lines = if bounds.index == 0 {
         reader.read_start(AlignedBufReader::with_capacity(
             PIECE_READ_BUFFER,
@@ -359,7 +360,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::formats::source::read_source as read_log;
+    use crate::formats::sequential::read_sequentially as read_log;
     use crate::record::Format;
 
     /// Every event (as text, to compare) and the summary.
