@@ -140,7 +140,16 @@ pub(crate) fn first_call_format(event: Json<'_>) -> Option<Format> {
     let mut scratch = Scratch::default();
     let lines = Lines::Fixed(1);
     let looks = shapes::looks(shapes::container_format(event));
-    let mut walker = Walker::new(&mut fragments, &lines, &mut scratch, false, (0, 1), looks);
+    // Only the format is wanted, not what a record would keep.
+    let keep_arguments = false;
+    let mut walker = Walker::new(
+        &mut fragments,
+        &lines,
+        &mut scratch,
+        keep_arguments,
+        (0, 1),
+        looks,
+    );
     walker.walk(event, None);
     shapes::flush(&mut walker);
     let walked = walker.into_walked();

@@ -96,11 +96,10 @@ pub(crate) fn read_in_pieces(
     // A ticket and the next piece to read, if one is left. A reading thread waits for the
     // ticket; this thread only takes one that is free (while a reader waits for one, holding
     // the lock, none is).
-    let claim = |wait: bool| -> Option<u64> {
-        let got = if wait {
-            ticket.lock().ok()?.recv().is_ok()
-        } else {
-            ticket.try_lock().ok()?.try_recv().is_ok()
+    let claim = |how: Claim| -> Option<u64> {
+        let got = match how {
+            Claim::Wait => ticket.lock().ok()?.recv().is_ok(),
+            Claim::IfFree => ticket.try_lock().ok()?.try_recv().is_ok(),
         };
         let index = got.then(|| next.fetch_add(1, Ordering::Relaxed))?;
         (index < pieces).then_some(index)
@@ -124,7 +123,7 @@ pub(crate) fn read_in_pieces(
             let done = done.clone();
             let (claim, read_at) = (&claim, &read_at);
             scope.spawn(move || {
-                while let Some(index) = claim(true) {
+                while let Some(index) = claim(Claim::Wait) {
                     if done.send((index, read_at(index))).is_err() {
                         return;
                     }
@@ -165,7 +164,7 @@ pub(crate) fn read_in_pieces(
                 }
                 let (index, read) = match finished.try_recv() {
                     Ok(finished) => finished,
-                    Err(_) => match claim(false) {
+                    Err(_) => match claim(Claim::IfFree) {
                         Some(index) => (index, read_at(index)),
                         // No ticket is free, or no piece is left: the piece to hand over next
                         // is being read on another thread.
@@ -191,6 +190,16 @@ pub(crate) fn read_in_pieces(
         outcome
     })?;
     Ok(rules.finish(offset.events, offset.lines))
+}
+
+/// How a thread claims a ticket to read a piece.
+#[derive(Clone, Copy)]
+enum Claim {
+    /// Waits until one is given back: a thread that only reads.
+    Wait,
+    /// Takes one only if it is free now: the thread that hands pieces over, which must not
+    /// wait while a piece is ready.
+    IfFree,
 }
 
 /// The byte range a piece covers: from the start of the first line that starts at or after

@@ -202,32 +202,32 @@ impl<E: Events> LineReader<E> {
                     at = end + 1;
                     break;
                 }
-                self.check_skipped(line, &block[at..end], false)?;
+                self.check_skipped(line, &block[at..end], LineEnd::Newline)?;
                 line += 1;
                 at = end + 1;
             }
         }
         for &end in ends {
-            self.check_skipped(line, &block[at..end], false)?;
+            self.check_skipped(line, &block[at..end], LineEnd::Newline)?;
             line += 1;
             at = end + 1;
         }
         Ok(line)
     }
 
-    fn check_skipped(&mut self, line: u64, bytes: &[u8], last_line: bool) -> io::Result<()> {
+    fn check_skipped(&mut self, line: u64, bytes: &[u8], end: LineEnd) -> io::Result<()> {
         let text = trim(bytes);
         if text.is_empty() {
             return Ok(());
         }
         if looks_whole(text) {
             if self.check_every_line {
-                return self.validate(line, text, last_line);
+                return self.validate(line, text, end);
             }
             return Ok(());
         }
         if matches!(text.first(), Some(b'{' | b'[' | b'"')) {
-            return self.events.malformed(line, cut(last_line));
+            return self.events.malformed(line, cut(end));
         }
         self.events
             .malformed(line, "invalid JSON: not a JSON value".to_owned())
@@ -235,7 +235,7 @@ impl<E: Events> LineReader<E> {
 
     /// Parses a line that holds no call, only to say whether it is JSON, as a line parsed for
     /// its calls would say it.
-    fn validate(&mut self, line: u64, text: &[u8], cut_short: bool) -> io::Result<()> {
+    fn validate(&mut self, line: u64, text: &[u8], end: LineEnd) -> io::Result<()> {
         let valid = simdutf8::basic::from_utf8(text)
             .ok()
             .is_some_and(|text| self.parser.parse(text).is_ok());
@@ -251,7 +251,9 @@ impl<E: Events> LineReader<E> {
         };
         match serde_json::from_str::<IgnoredAny>(text) {
             Ok(_) => Ok(()),
-            Err(error) if error.is_eof() && cut_short => self.events.malformed(line, cut(true)),
+            Err(error) if error.is_eof() && end == LineEnd::EndOfInput => {
+                self.events.malformed(line, cut(end))
+            }
             Err(error) => self
                 .events
                 .malformed(line, format!("invalid JSON: {error}")),
@@ -270,14 +272,14 @@ impl<E: Events> LineReader<E> {
             .for_line(bytes)
             .may_hold_call(text, self.events.stream_open())
         {
-            return self.check_skipped(line, text, !bytes.ends_with(b"\n"));
+            return self.check_skipped(line, text, LineEnd::of(bytes));
         }
         self.parse_line(line, bytes)
     }
 
     /// Parses a line that may hold a call.
     fn parse_line(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
-        let cut_short = !bytes.ends_with(b"\n");
+        let end = LineEnd::of(bytes);
         let text = trim(bytes);
         let mut parser = std::mem::take(&mut self.parser);
         // A SIMD check says only whether the line is UTF-8; the reference says where it is not.
@@ -286,7 +288,7 @@ impl<E: Events> LineReader<E> {
             .and_then(|text| parser.parse(text).ok());
         let result = match parsed {
             Some(json) => self.events.event(json, &Lines::Fixed(line), &mut 0),
-            None => self.reference_line(line, text, cut_short),
+            None => self.reference_line(line, text, end),
         };
         self.parser = parser;
         result
@@ -294,7 +296,7 @@ impl<E: Events> LineReader<E> {
 
     /// A line the tree does not read: serde_json has the last word on what is not JSON (or
     /// not UTF-8), and says why.
-    fn reference_line(&mut self, line: u64, text: &[u8], cut_short: bool) -> io::Result<()> {
+    fn reference_line(&mut self, line: u64, text: &[u8], end: LineEnd) -> io::Result<()> {
         let text = match std::str::from_utf8(text) {
             Ok(text) => text,
             Err(error) => {
@@ -304,7 +306,9 @@ impl<E: Events> LineReader<E> {
         };
         match serde_json::from_str::<Value>(text) {
             Ok(value) => self.reference_event(&value, &Lines::Fixed(line), &mut 0),
-            Err(error) if error.is_eof() && cut_short => self.events.malformed(line, cut(true)),
+            Err(error) if error.is_eof() && end == LineEnd::EndOfInput => {
+                self.events.malformed(line, cut(end))
+            }
             Err(error) => self
                 .events
                 .malformed(line, format!("invalid JSON: {error}")),
@@ -476,11 +480,28 @@ fn looks_whole(text: &[u8]) -> bool {
     }
 }
 
-fn cut(at_end: bool) -> String {
-    if at_end {
-        "truncated last line".to_owned()
-    } else {
-        "invalid JSON: the line ends before its value does".to_owned()
+fn cut(end: LineEnd) -> String {
+    match end {
+        LineEnd::EndOfInput => "truncated last line".to_owned(),
+        LineEnd::Newline => "invalid JSON: the line ends before its value does".to_owned(),
+    }
+}
+
+/// How a line ends: with its newline, or with the input (the last line, which a writer stopped
+/// in the middle of it leaves cut short).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineEnd {
+    Newline,
+    EndOfInput,
+}
+
+impl LineEnd {
+    fn of(line: &[u8]) -> LineEnd {
+        if line.ends_with(b"\n") {
+            LineEnd::Newline
+        } else {
+            LineEnd::EndOfInput
+        }
     }
 }
 
