@@ -10,7 +10,7 @@ use super::options::ReadOptions;
 use super::rules::Item;
 use super::shapes;
 use crate::json::Json;
-use crate::jsonl::lines::{Events, LineReader, Lines};
+use crate::jsonl::lines::{EventReceiver, LineReader, Lines};
 use crate::record::Format;
 
 /// Reads a source, or a piece of one, for its calls.
@@ -69,13 +69,13 @@ impl<'a> CallReader<'a> {
 
     /// The calls still open, and the events parsed.
     pub(crate) fn into_state(self) -> (Fragments, u64) {
-        let finder = self.lines.into_events();
+        let finder = self.lines.into_receiver();
         (finder.fragments, finder.events)
     }
 
     /// Hands over the calls of streams the source never finished; returns the events parsed.
     pub(crate) fn finish(mut self) -> io::Result<u64> {
-        let finder = self.lines.events();
+        let finder = self.lines.receiver();
         let lines = Lines::Fixed(1);
         let mut walker = Walker::new(
             &mut finder.fragments,
@@ -99,7 +99,7 @@ impl<'a> CallReader<'a> {
     }
 }
 
-impl Events for Finder<'_> {
+impl EventReceiver for Finder<'_> {
     fn stream_open(&self) -> bool {
         !self.fragments.is_idle()
     }

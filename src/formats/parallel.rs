@@ -37,11 +37,11 @@ const PIECE: u64 = 4 << 20;
 /// Files smaller than this are read on one thread: they take milliseconds.
 const SPLIT_FROM: u64 = 2 * PIECE;
 
-/// How much of a file read on one thread one read takes: large reads mean fewer calls into the
-/// kernel and fewer lines cut by a read's end (README, "Benchmarks", has the measurements). A
-/// `BufReader`'s buffer of that size sat just past a page boundary, where the copy is slow, and
-/// hid the gain: hence the aligned reader.
-const READ_BUFFER: usize = 1 << 20;
+/// How much of a file read whole on one thread one read takes: large reads mean fewer calls
+/// into the kernel and fewer lines cut by a read's end (`doc/internals.md`, "Benchmarks", has
+/// the measurements). A `BufReader`'s buffer of that size sat just past a page boundary, where
+/// the copy is slow, and hid the gain: hence the aligned reader.
+const WHOLE_FILE_READ_BUFFER: usize = 1 << 20;
 
 /// How much of a piece one read takes. Threads reading pieces were no faster with larger reads,
 /// and each thread holds a buffer of this size, which shows in the peak memory.
@@ -76,7 +76,7 @@ pub(crate) fn read_in_pieces(
     let size = std::fs::metadata(path)?.len();
     let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
     if !split {
-        let input = AlignedBufReader::with_capacity(READ_BUFFER, File::open(path)?);
+        let input = AlignedBufReader::with_capacity(WHOLE_FILE_READ_BUFFER, File::open(path)?);
         return read_sequentially(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);

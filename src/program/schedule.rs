@@ -45,9 +45,10 @@ pub enum Cores {
     One,
 }
 
-/// Reads of 64 KiB: the block is still in cache when the prefilter searches it, and a buffer
+/// The read size of a source read on the calling thread (stdin, a followed file, one of many
+/// files), 64 KiB: the block is still in cache when the prefilter searches it, and a buffer
 /// that size is not mapped and unmapped anew for every one of many small files.
-const READ_BUFFER: usize = 64 * 1024;
+const SOURCE_READ_BUFFER: usize = 64 * 1024;
 
 /// How often a followed file is looked at again once its end is reached.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
@@ -113,8 +114,10 @@ pub fn read_one(
         }
         Source::Stdin => {
             let stdin = io::stdin().lock();
-            let input =
-                AlignedBufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
+            let input = AlignedBufReader::with_capacity(
+                SOURCE_READ_BUFFER,
+                WaitHook::new(stdin, before_wait),
+            );
             read_log(&name, input, &options.read, &mut sink)
         }
         Source::File(path) => {
@@ -122,7 +125,7 @@ pub fn read_one(
             if options.follow {
                 loop {
                     let follow = Follow::new(&file, &mut *before_wait);
-                    let input = AlignedBufReader::with_capacity(READ_BUFFER, follow);
+                    let input = AlignedBufReader::with_capacity(SOURCE_READ_BUFFER, follow);
                     match read_log(&name, input, &options.read, &mut sink) {
                         // Rotated by copying and truncating: what is written now is a new log.
                         Err(error) if Truncated::is(&error) => {
@@ -141,7 +144,7 @@ pub fn read_one(
                 drop(file);
                 read_file(&name, path, &options.read, &mut sink)
             } else {
-                let input = AlignedBufReader::with_capacity(READ_BUFFER, file);
+                let input = AlignedBufReader::with_capacity(SOURCE_READ_BUFFER, file);
                 read_log(&name, input, &options.read, &mut sink)
             }
         }
