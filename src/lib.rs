@@ -89,7 +89,6 @@ pub mod apis;
 pub mod cli;
 mod dates;
 pub mod envelope;
-mod format;
 pub mod formats;
 pub mod gateway;
 mod json;
@@ -98,8 +97,8 @@ mod json;
 #[cfg(any(fuzzing, feature = "fuzzing"))]
 #[doc(hidden)]
 pub use json::differential as fuzz_json;
+pub mod jsonl;
 pub mod layer;
-pub mod read;
 pub mod reasons_log;
 pub mod record;
 pub mod stats;

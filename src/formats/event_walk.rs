@@ -4,12 +4,12 @@
 //! ways no list of paths keeps up with), so the walk descends everywhere except where a shape says
 //! the subtree is a result, a mirror or a call already taken.
 
-use super::arguments::Arguments;
+use super::audited_arguments::AuditedArguments;
 use super::catalogue::{self, Declarations};
 use super::fragments::{Fragments, Place};
-use crate::format::Format;
 use crate::json::{Json, Object, Parser, Text};
-use crate::read::lines::Lines;
+use crate::jsonl::lines::Lines;
+use crate::record::Format;
 
 /// What a shape makes of one object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub(crate) struct Found {
     pub(crate) timestamp: Option<String>,
     pub(crate) call_id: Option<String>,
     pub(crate) tool: String,
-    pub(crate) arguments: Arguments,
+    pub(crate) arguments: AuditedArguments,
     /// The arguments cannot carry a reason whatever they hold (a provider-hosted tool).
     pub(crate) freeform: bool,
     /// Found in a streamed response's final snapshot: a call the stream already delivered
@@ -75,7 +75,7 @@ pub(crate) struct Call {
     pub(crate) format: Format,
     pub(crate) call_id: Option<String>,
     pub(crate) tool: String,
-    pub(crate) arguments: Arguments,
+    pub(crate) arguments: AuditedArguments,
     pub(crate) freeform: bool,
 }
 
@@ -293,18 +293,18 @@ impl<'w, 'p> Walker<'w, 'p> {
     }
 
     /// Reads a call's arguments as recorded (`None`: it has none).
-    pub(crate) fn arguments(&mut self, arguments: Option<Json<'_>>) -> Arguments {
-        Arguments::read(arguments, &mut self.scratch.inner, self.keep_arguments)
+    pub(crate) fn arguments(&mut self, arguments: Option<Json<'_>>) -> AuditedArguments {
+        AuditedArguments::read(arguments, &mut self.scratch.inner, self.keep_arguments)
     }
 
     /// Reads arguments that arrived as the text of a JSON string (streamed fragments).
-    pub(crate) fn string_arguments(&mut self, text: &str) -> Arguments {
-        Arguments::string(text, &mut self.scratch.inner, self.keep_arguments)
+    pub(crate) fn string_arguments(&mut self, text: &str) -> AuditedArguments {
+        AuditedArguments::string(text, &mut self.scratch.inner, self.keep_arguments)
     }
 
     /// Reads arguments that arrived as JSON text (a streamed input joined).
-    pub(crate) fn json_text_arguments(&self, text: &str) -> Arguments {
-        Arguments::json_text(text, self.keep_arguments)
+    pub(crate) fn json_text_arguments(&self, text: &str) -> AuditedArguments {
+        AuditedArguments::json_text(text, self.keep_arguments)
     }
 
     /// Notes the session a Codex log names once for all its events.

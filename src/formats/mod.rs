@@ -1,16 +1,17 @@
-//! Readers for recorded agent sessions: the walk over each event, one shape per format
-//! (`shapes/`), and the rules that need the whole source.
+//! JSON events to calls: the readers for recorded agent sessions. The walk over each event, one
+//! shape per format (`shapes/`), and the rules that need the whole source.
 //!
 //! [`read_log`] turns any log a reader understands into [`CallRecord`]s, streaming: a JSONL line
 //! is read, its calls are handed over, then the next line is read. Which format a log is in is
 //! decided from its content, event by event, so a stream that mixes shapes still yields every
 //! call; [`ReadOptions::format`] forces one.
 //!
-//! How the modules stand on each other, each only on those below it: `pieces` (one file on many
-//! threads) and `source` (one source from start to end) drive `reader` (the reading loop of
-//! `crate::read` with the walk) and `rules`; the reader asks the registry (`shapes`) for the
-//! prefilter, the looks and the outer record of each event; each shape uses the walk
-//! (`event_walk`), which uses `fragments`, `arguments` and `catalogue`.
+//! How the modules stand on each other, each only on those below it: `parallel` (one large file
+//! on many threads, in pieces) and `sequential` (one source from start to end on the calling
+//! thread) drive `call_reader` (the line loop of `crate::jsonl` with the walk hooked in) and
+//! `rules`; the call reader asks the registry (`shapes`) for the prefilter, the looks and the
+//! outer record of each event; each shape uses the walk (`event_walk`), which uses `fragments`,
+//! `audited_arguments` and `catalogue`. What reading takes is `options`, what it gives `events`.
 //!
 //! [`CallRecord`]: crate::record::CallRecord
 
@@ -18,23 +19,25 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
-pub use crate::format::Format;
-pub use pieces::read_file;
-pub use reading::{Event, ReadOptions, ReadSummary};
+pub use crate::record::Format;
+pub use events::{Event, ReadSummary};
+pub use options::ReadOptions;
+pub use parallel::read_file;
 
-mod arguments;
+mod audited_arguments;
+mod call_reader;
 mod catalogue;
 mod event_walk;
+mod events;
 mod fragments;
-mod pieces;
+mod options;
+mod parallel;
 #[cfg(test)]
 mod properties;
-mod reader;
-mod reading;
 mod rules;
+mod sequential;
 mod shape;
 mod shapes;
-mod source;
 pub mod store;
 #[cfg(test)]
 mod testing;
@@ -68,7 +71,7 @@ pub fn read_log<R: BufRead>(
     options: &ReadOptions,
     sink: &mut dyn FnMut(Event) -> std::io::Result<()>,
 ) -> std::io::Result<ReadSummary> {
-    source::read_source(source, input, options, sink)
+    sequential::read_sequentially(source, input, options, sink)
 }
 
 /// The format one event (a JSONL line, or a whole document) is in, decided from its content:
@@ -78,7 +81,7 @@ pub fn detect(event: &Value) -> Option<Format> {
     let text = event.to_string();
     let mut parser = crate::json::Parser::default();
     let event = parser.parse(&text).ok()?;
-    shapes::container_format(event).or_else(|| reader::first_call_format(event))
+    shapes::container_format(event).or_else(|| call_reader::first_call_format(event))
 }
 
 #[cfg(test)]

@@ -9,9 +9,10 @@ use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 
-use super::reading::{Event, ReadOptions};
-use super::source::read_source as read_log;
-use crate::format::Format;
+use super::events::Event;
+use super::options::ReadOptions;
+use super::sequential::read_sequentially as read_log;
+use crate::record::Format;
 
 /// Every line of the JSONL samples, and the single-document ones whole.
 fn sample_lines() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {

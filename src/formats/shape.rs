@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use super::event_walk::{Looks, VisitFn, Walker};
-use crate::format::Format;
 use crate::json::Object;
+use crate::record::Format;
 
 /// One format's reader, as data.
 pub(crate) struct Shape {

@@ -24,10 +24,11 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use super::reader::Reader;
-use super::reading::{Event, ReadOptions, ReadSummary};
+use super::call_reader::CallReader;
+use super::events::{Event, ReadSummary};
+use super::options::ReadOptions;
 use super::rules::{Item, Offset, Rules};
-use crate::format::Format;
+use crate::record::Format;
 
 /// The first 16 bytes of every SQLite database.
 const HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -228,7 +229,7 @@ impl Store {
                     message: rows
                         .borrow()
                         .column(current.get(), layout)
-                        .and_then(|text| why_not_json(json_column, &text, layout.json.1.is_none()))
+                        .and_then(|text| why_not_json(json_column, &text, JsonHolds::of(layout)))
                         .unwrap_or(message),
                 },
                 item => item,
@@ -236,7 +237,7 @@ impl Store {
             let (rules, sink) = &mut *state.borrow_mut();
             rules.apply(item, Offset::default(), &mut **sink)
         };
-        let mut reader = Reader::new(&options, &mut apply);
+        let mut reader = CallReader::new(&options, &mut apply);
         // SQLite reads and writes the events on a thread of its own while this one reads
         // them: a few batches ahead at most.
         let (batches_out, batches_in) = mpsc::sync_channel::<io::Result<Rows>>(2);
@@ -355,7 +356,7 @@ fn produce(
                         json,
                     })
                 }
-                ValueRef::Text(text) => Err(why_not_json(json_column, text, true)
+                ValueRef::Text(text) => Err(why_not_json(json_column, text, JsonHolds::Object)
                     .unwrap_or_else(|| format!("`{json_column}` is not JSON"))),
                 ValueRef::Null => Err(format!("`{json_column}` is null")),
                 ValueRef::Blob(_) => Err(format!("`{json_column}` is not text but a blob")),
@@ -516,9 +517,9 @@ fn write_string(event: &mut Vec<u8>, text: &str) {
 }
 
 /// What is wrong with the JSON column's text, said of the column rather than of the event the
-/// reader saw; `None` when the column is fine (then what the reader said stands). `object_only`
-/// when a list will not do either.
-fn why_not_json(column: &str, text: &[u8], object_only: bool) -> Option<String> {
+/// reader saw; `None` when the column is fine (then what the reader said stands).
+fn why_not_json(column: &str, text: &[u8], holds: JsonHolds) -> Option<String> {
+    let object_only = holds == JsonHolds::Object;
     let error = match serde_json::from_slice::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(_)) => return None,
         Ok(serde_json::Value::Array(_)) if !object_only => return None,
@@ -531,6 +532,26 @@ fn why_not_json(column: &str, text: &[u8], object_only: bool) -> Option<String> 
         Err(error) => error,
     };
     Some(format!("`{column}` is not JSON: {error}"))
+}
+
+/// What a store's JSON column must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonHolds {
+    /// An object only.
+    Object,
+    /// An object or a list.
+    ObjectOrList,
+}
+
+impl JsonHolds {
+    /// A column whose members join the event's must be an object; one that goes under a key
+    /// may be a list too.
+    fn of(layout: &Layout) -> JsonHolds {
+        match layout.json.1 {
+            None => JsonHolds::Object,
+            Some(_) => JsonHolds::ObjectOrList,
+        }
+    }
 }
 
 fn read_error(error: rusqlite::Error, after: i64) -> io::Error {
@@ -558,16 +579,16 @@ mod tests {
 
     #[test]
     fn the_json_column_is_said_to_be_wrong_and_nothing_else() {
-        assert_eq!(why_not_json("data", br#"{"a":1}"#, true), None);
-        assert_eq!(why_not_json("parts", b"[]", false), None);
-        let cut = why_not_json("data", br#"{"a":"#, true).unwrap();
+        assert_eq!(why_not_json("data", br#"{"a":1}"#, JsonHolds::Object), None);
+        assert_eq!(why_not_json("parts", b"[]", JsonHolds::ObjectOrList), None);
+        let cut = why_not_json("data", br#"{"a":"#, JsonHolds::Object).unwrap();
         assert!(cut.starts_with("`data` is not JSON: EOF"), "{cut}");
         assert_eq!(
-            why_not_json("parts", b"3", false).unwrap(),
+            why_not_json("parts", b"3", JsonHolds::ObjectOrList).unwrap(),
             "`parts` holds JSON, but neither an object nor a list"
         );
         assert_eq!(
-            why_not_json("data", b"[]", true).unwrap(),
+            why_not_json("data", b"[]", JsonHolds::Object).unwrap(),
             "`data` holds JSON, but not an object"
         );
     }

@@ -1,7 +1,8 @@
 //! Reading text the way the tests of every shape and rule need it.
 
-use super::reading::{Event, ReadOptions, ReadSummary};
-use super::source::read_source as read_log;
+use super::events::{Event, ReadSummary};
+use super::options::ReadOptions;
+use super::sequential::read_sequentially as read_log;
 use crate::record::{CallRecord, Status};
 
 /// Everything a read hands over: the records, the malformed lines, the summary.

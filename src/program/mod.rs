@@ -1,14 +1,14 @@
 //! The `reasons` program: everything only the executable uses, beside the library that the rest
 //! of `src/` is. The commands parse nothing themselves (clap's definitions are the library's
-//! `cli`, so that tests can render the man pages); they read logs through `input` and `scan`,
-//! write through `output` (and `report`, the HTML page), and speak to the person through
-//! `messages` and `progress`.
+//! `cli`, so that tests can render the man pages); they find their logs through `sources` and
+//! read them through `schedule`, write through `output` (and `report`, the HTML page), and speak
+//! to the person through `messages` and `progress`.
 
 pub mod commands;
 pub mod exit_codes;
-pub mod input;
 pub mod messages;
 pub mod output;
 pub mod progress;
 pub mod report;
-pub mod scan;
+pub mod schedule;
+pub mod sources;

@@ -3,12 +3,12 @@
 //! are joined per block index.
 
 use crate::apis::anthropic::StreamedBlock;
-use crate::format::Format;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
 use crate::formats::fragments::Place;
 use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     stream_tokens: &[
@@ -116,8 +116,8 @@ fn finish(walk: &mut Walker, block: StreamedBlock<Place>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 
     #[test]

@@ -2,10 +2,10 @@
 //! record around an Anthropic message, whose calls are its `tool_use` blocks.
 
 use super::anthropic;
-use crate::format::Format;
 use crate::formats::event_walk::Looks;
 use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::ClaudeCode,

@@ -3,10 +3,10 @@
 //! shape reads. Each message carries its time as `ts` (epoch milliseconds).
 
 use super::anthropic;
-use crate::format::Format;
 use crate::formats::event_walk::Looks;
 use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::Cline,
@@ -37,8 +37,8 @@ fn is_session_messages(outer: &Outer<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 
     #[test]

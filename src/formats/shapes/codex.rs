@@ -2,8 +2,8 @@
 //! items in `response_item` payloads, and `session_meta` names the session once for them all.
 
 use super::openai_responses;
-use crate::format::Format;
 use crate::formats::shape::{Outer, Shape};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::Codex,

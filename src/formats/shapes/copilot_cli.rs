@@ -4,10 +4,10 @@
 //! `toolName`, `arguments`): one call, counted where it was first recorded. `session.start`
 //! names the session once for every event after it.
 
-use crate::format::Format;
 use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
 use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::CopilotCli,
@@ -89,8 +89,8 @@ fn call(map: Object<'_>, name: &str, walk: &mut Walker<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 
     const START: &str = r#"{"type":"session.start","data":{"sessionId":"s-7","version":1,"producer":"copilot-agent","startTime":"2026-01-02T03:04:05.000Z"},"id":"e1","timestamp":"2026-01-02T03:04:05.001Z","parentId":null}"#;

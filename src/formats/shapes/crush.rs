@@ -3,10 +3,10 @@
 //! call is a part `{type: "tool_call", data: {id, name, input}}`, `input` a JSON string; its
 //! `tool_result` parts are results.
 
-use crate::format::Format;
 use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
 use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::Crush,
@@ -58,8 +58,8 @@ fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 
     #[test]

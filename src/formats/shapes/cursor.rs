@@ -3,10 +3,10 @@
 //! reads, carry no id, and the lines no session or time.
 
 use super::anthropic;
-use crate::format::Format;
 use crate::formats::event_walk::Looks;
 use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::Cursor,
@@ -37,8 +37,8 @@ fn is_transcript_line(outer: &Outer<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::records;
+    use crate::record::Format;
     use crate::record::Status::Missing;
 
     #[test]

@@ -1,11 +1,11 @@
 //! Gemini `functionCall {name, args}` parts (API requests, responses and streams) and Gemini CLI
 //! `toolCalls[]` in its session records.
 
-use crate::format::Format;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape::visiting(
     Format::Gemini,
@@ -59,8 +59,8 @@ pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::{Invalid, Missing, Present};
 
     #[test]

@@ -4,9 +4,9 @@
 //! Gemini shape reads the calls and the first line, in its place in the walk (`gemini.rs`); this
 //! one recognises the record.
 
-use crate::format::Format;
 use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::GeminiCli,

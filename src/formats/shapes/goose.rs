@@ -4,10 +4,10 @@
 //! content holds `toolRequest` parts (`id`, `toolCall.value {name, arguments}`); its
 //! `toolResponse` parts are results.
 
-use crate::format::Format;
 use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
 use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::Goose,
@@ -72,8 +72,8 @@ fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::{Invalid, Present};
 
     #[test]

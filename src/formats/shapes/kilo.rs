@@ -3,8 +3,8 @@
 //! `crate::formats::store`), and its calls are labelled `kilo`.
 
 use super::opencode;
-use crate::format::Format;
 use crate::formats::shape::Shape;
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::Kilo,

@@ -1,9 +1,9 @@
 //! Kimi CLI wire logs: `tool.call` events (`name`, `args`, `toolCallId`).
 
-use crate::format::Format;
 use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
 use crate::formats::shape::{Outer, Shape};
 use crate::json::Object;
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     container: Some(is_wire_event),
@@ -39,8 +39,8 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::records;
+    use crate::record::Format;
     use crate::record::Status::Present;
 
     #[test]

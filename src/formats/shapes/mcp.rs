@@ -1,11 +1,11 @@
 //! MCP `tools/call` requests (`params.name`, `params.arguments`), on the wire or inside a
 //! recorded cassette. Their catalogue, `tools/list` results, is read like any other `tools`.
 
-use crate::format::Format;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
 use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 // PHP and some others escape `/` in strings: the method may be written `tools\/call`.
 pub(crate) const SHAPE: Shape = Shape::visiting(

@@ -1,14 +1,15 @@
 //! The registry: every shape, one file each, and what follows from the list of them. A new
-//! format is its name in `crate::format` and a file here that declares its [`Shape`], listed in
-//! [`SHAPES`]; a format left without a shape, or a shape without tokens, does not compile.
+//! format is its name in `crate::record::format` and a file here that declares its [`Shape`],
+//! listed in [`SHAPES`]; a format left without a shape, or a shape without tokens, does not
+//! compile.
 
 use std::sync::OnceLock;
 
 use super::event_walk::{Looks, Visit, VisitFn, Walker};
 use super::shape::{Outer, Shape};
-use crate::format::Format;
 use crate::json::{Json, Object};
-use crate::read::prefilter::Prefilter;
+use crate::jsonl::prefilter::Prefilter;
+use crate::record::Format;
 
 mod anthropic;
 mod claude_code;
@@ -216,7 +217,7 @@ pub(crate) fn prefilter(format: Option<Format>) -> &'static Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::prefilter::Hits;
+    use crate::jsonl::prefilter::Hits;
 
     #[test]
     fn prefilter_passes_a_token_with_whitespace_after_the_colon() {

@@ -2,12 +2,12 @@
 //! request histories, and in streamed chunks whose fragments are joined per index.
 
 use crate::apis::openai_chat::{index_or_position, Fragment, StreamKey, StreamedCall};
-use crate::format::Format;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
 use crate::formats::fragments::Place;
 use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     stream_tokens: &["\"finish_reason\""],

@@ -1,10 +1,10 @@
 //! OpenHands event trajectories: an action with `tool_call_metadata` is a call; observations
 //! (which repeat the call's id) and the raw model response an action embeds are mirrors.
 
-use crate::format::Format;
 use crate::formats::event_walk::{str_at, Call, Visit, Walker};
 use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape =
     Shape::visiting(Format::Openhands, visit, &[&["\"tool_call_metadata\""]]);
@@ -60,8 +60,8 @@ fn model_arguments<'p>(metadata: Object<'p>, id: &str) -> Option<Json<'p>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::Present;
 
     const ACTION: &str = r#"{"id": 3, "timestamp": "t", "source": "agent", "action": "run",

@@ -4,10 +4,10 @@
 //! tools but hold no call of the model.
 
 use super::gemini;
-use crate::format::Format;
 use crate::formats::event_walk::Looks;
 use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
+use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {
     format: Format::QwenCode,
@@ -41,8 +41,8 @@ fn is_chat_record(outer: &Outer<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::format::Format;
     use crate::formats::testing::{brief, expect, records};
+    use crate::record::Format;
     use crate::record::Status::{Blank, Present};
 
     #[test]

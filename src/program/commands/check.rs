@@ -6,13 +6,13 @@ use std::io::Write;
 use reasons::record::{CallRecord, Status};
 
 use super::broken_pipe::is_broken_pipe;
-use super::reading::{report_problems, Reading};
+use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
 use crate::program::output::{finding_writer, CheckFormat, Finding};
-use crate::program::scan::{each_in_order, read_source};
+use crate::program::schedule::{read_each_in_order, read_one, Cores};
 
 pub struct Options {
-    pub reading: Reading,
+    pub logs: LogsToRead,
     pub format: CheckFormat,
     /// Tools never flagged.
     pub allow: Vec<glob::Pattern>,
@@ -39,16 +39,16 @@ struct FileFindings {
 }
 
 pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
-    let mut failed = report_problems(&options.reading.problems);
+    let mut failed = report_problems(&options.logs.problems);
     let allowed = |record: &CallRecord| options.allow.iter().any(|tool| tool.matches(&record.tool));
     let (mut calls, mut lacking, mut hints, mut files) = (0u64, 0u64, 0u64, 0u64);
     let mut writer = finding_writer(options.format);
-    if let ([source], None) = (&options.reading.sources[..], options.lint) {
+    if let ([source], None) = (&options.logs.sources[..], options.lint) {
         // One log is checked as it is read: memory stays flat however much it flags.
-        let summary = read_source(
+        let summary = read_one(
             source,
-            &options.reading.scan,
-            true,
+            &options.logs.source_options,
+            Cores::All,
             &mut || Ok(()),
             &mut |record| {
                 calls += 1;
@@ -76,9 +76,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         }
         return finish(out, &options, failed, (calls, lacking, hints, files));
     }
-    let all_read = each_in_order(
-        &options.reading.sources,
-        &options.reading.scan,
+    let all_read = read_each_in_order(
+        &options.logs.sources,
+        &options.logs.source_options,
         FileFindings::default,
         |file, record| {
             file.calls += 1;
@@ -129,7 +129,7 @@ fn finish(
     (calls, lacking, hints, files): (u64, u64, u64, u64),
 ) -> anyhow::Result<ExitCode> {
     out.flush()?;
-    super::reading::say_if_no_agent_log(&options.reading.sources, calls, failed);
+    super::logs_to_read::say_if_no_agent_log(&options.logs.sources, calls, failed);
     let mut summary = format!(
         "reasons: {lacking} of {calls} calls have no usable reason in {files} file{}",
         if files == 1 { "" } else { "s" }

@@ -5,14 +5,14 @@ use std::io::Write;
 
 use reasons::record::{CallRecord, Status};
 
-use super::reading::{report_problems, Reading};
+use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
 use crate::program::output::{record_writer, ExtractFormat, WriterOptions};
-use crate::program::scan::{each_in_order, read_source};
+use crate::program::schedule::{read_each_in_order, read_one, Cores};
 
 /// What `extract` shows.
 pub struct Options {
-    pub reading: Reading,
+    pub logs: LogsToRead,
     pub format: ExtractFormat,
     pub filter: Filter,
     pub writer: WriterOptions,
@@ -42,22 +42,22 @@ impl Filter {
 
 pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
     let Options {
-        reading,
+        logs,
         format,
         filter,
         writer: writer_options,
     } = options;
     let mut writer = record_writer(format, writer_options);
-    let mut failed = report_problems(&reading.problems);
+    let mut failed = report_problems(&logs.problems);
     // Calls read, before the filters: none at all means no agent log was found.
     let mut calls = 0;
-    if let [source] = &reading.sources[..] {
+    if let [source] = &logs.sources[..] {
         // One source is streamed: each call is written as soon as its line is read.
         let shared = RefCell::new((out, &mut writer));
-        let summary = read_source(
+        let summary = read_one(
             source,
-            &reading.scan,
-            true,
+            &logs.source_options,
+            Cores::All,
             &mut || {
                 let (out, writer) = &mut *shared.borrow_mut();
                 writer.flush(*out)
@@ -68,7 +68,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                 }
                 let (out, writer) = &mut *shared.borrow_mut();
                 writer.write(*out, &record)?;
-                if reading.line_buffered {
+                if logs.line_buffered {
                     writer.flush(*out)?;
                 }
                 Ok(())
@@ -87,9 +87,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
             }
         }
     } else {
-        let all_read = each_in_order(
-            &reading.sources,
-            &reading.scan,
+        let all_read = read_each_in_order(
+            &logs.sources,
+            &logs.source_options,
             Vec::new,
             |records, record| {
                 if filter.keeps(&record) {
@@ -102,7 +102,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                     writer.write(out, record)?;
                 }
                 writer.finish(out)?;
-                if reading.line_buffered {
+                if logs.line_buffered {
                     writer.flush(out)?;
                 }
                 Ok(())
@@ -111,7 +111,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         failed |= !all_read;
         writer.flush(out)?;
     }
-    super::reading::say_if_no_agent_log(&reading.sources, calls, failed);
+    super::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
     Ok(if failed {
         ExitCode::Error
     } else {

@@ -9,15 +9,15 @@ mod filter;
 mod gateway;
 mod hook;
 mod hook_install;
+mod logs_to_read;
 mod proxy;
-mod reading;
 mod relay;
 mod report;
 mod stats;
 mod watch;
 
 pub use broken_pipe::is_broken_pipe;
-use reading::{reading, same_file};
+use logs_to_read::{logs_to_read, same_file, Needs};
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
@@ -32,8 +32,8 @@ use reasons::stats::GroupBy;
 use reasons::stream::Options;
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::input::Source;
 use crate::program::output::{CheckFormat, ExtractFormat, StatsFormat, WriterOptions};
+use crate::program::sources::Source;
 
 /// Runs one parsed command.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
@@ -208,15 +208,17 @@ fn extract_options(
                 .filter(|status| status.lacks_reason()),
         );
     }
-    let reading = reading(
+    let logs = logs_to_read(
         args.input,
-        keep_arguments,
-        args.follow,
-        args.line_buffered || stdout_is_terminal,
+        Needs {
+            keep_arguments,
+            follow: args.follow,
+            line_buffered: args.line_buffered || stdout_is_terminal,
+        },
     )?;
-    let live = args.follow || matches!(&reading.sources[..], [Source::Stdin]);
+    let live = args.follow || matches!(&logs.sources[..], [Source::Stdin]);
     Ok(extract::Options {
-        reading,
+        logs,
         format,
         filter: extract::Filter {
             tools: patterns(&args.tool, "--tool")?,
@@ -233,7 +235,7 @@ fn extract_options(
 
 fn check_options(args: CheckArgs) -> anyhow::Result<check::Options> {
     Ok(check::Options {
-        reading: reading(args.input, false, false, false)?,
+        logs: logs_to_read(args.input, Needs::default())?,
         format: match args.format {
             cli::CheckFormat::Text => CheckFormat::Text,
             cli::CheckFormat::Github => CheckFormat::Github,
@@ -255,7 +257,7 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
     }
     let merge = args.merge;
     Ok(stats::Options {
-        reading: reading(args.input, false, false, false)?,
+        logs: logs_to_read(args.input, Needs::default())?,
         by: match args.by {
             cli::Grouping::Tool => GroupBy::Tool,
             cli::Grouping::File => GroupBy::File,
@@ -278,10 +280,16 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
 fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
     let output = args.output;
     // The page shows every call's arguments.
-    let reading = reading(args.input, true, false, false)?;
+    let logs = logs_to_read(
+        args.input,
+        Needs {
+            keep_arguments: true,
+            ..Needs::default()
+        },
+    )?;
     if let Some(output) = &output {
         // A log named as the page would be replaced by it.
-        let names_a_log = reading.sources.iter().any(|source| match source {
+        let names_a_log = logs.sources.iter().any(|source| match source {
             Source::File(path) => same_file(path, output),
             Source::Stdin => false,
         });
@@ -289,5 +297,5 @@ fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
             bail!("-o {}: is a log this page reads", output.display());
         }
     }
-    Ok(report::Options { reading })
+    Ok(report::Options { logs })
 }

@@ -9,15 +9,15 @@ use anyhow::Context;
 use reasons::record::CallRecord;
 use reasons::stats::{GroupBy, Tally};
 
-use super::reading::{report_problems, Reading};
+use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
 use crate::program::output::Writer;
 use crate::program::report::{Page, PageWriter};
-use crate::program::scan::each_in_order;
+use crate::program::schedule::read_each_in_order;
 
 pub struct Options {
     /// How the logs are read; arguments are kept, since the page shows them.
-    pub reading: Reading,
+    pub logs: LogsToRead,
 }
 
 /// What one file gives the page: its calls, and the counts `stats` would give for them.
@@ -84,14 +84,14 @@ fn temporary_beside(path: &Path) -> PathBuf {
 
 /// Writes the page to `out`; returns how the run ended and how many calls the page holds.
 pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(ExitCode, usize)> {
-    let reading = options.reading;
-    let mut failed = report_problems(&reading.problems);
+    let logs = options.logs;
+    let mut failed = report_problems(&logs.problems);
     let mut records = Vec::new();
     let mut by_tool = Tally::new(GroupBy::Tool);
     let mut by_day = Tally::new(GroupBy::Day);
-    let all_read = each_in_order(
-        &reading.sources,
-        &reading.scan,
+    let all_read = read_each_in_order(
+        &logs.sources,
+        &logs.source_options,
         || FileCalls {
             records: Vec::new(),
             by_tool: Tally::new(GroupBy::Tool),
@@ -113,7 +113,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(Ex
         },
     )?;
     failed |= !all_read;
-    super::reading::say_if_no_agent_log(&reading.sources, records.len() as u64, failed);
+    super::logs_to_read::say_if_no_agent_log(&logs.sources, records.len() as u64, failed);
     let page = Page {
         records: &records,
         by_tool: &by_tool.report(),

@@ -5,14 +5,14 @@ use std::io::{self, Write};
 use anyhow::Context;
 use reasons::stats::{GroupBy, Report, Tally};
 
-use super::reading::{report_problems, Reading};
+use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
-use crate::program::input::Source;
 use crate::program::output::{percent, report_writer, StatsFormat};
-use crate::program::scan::each_in_order;
+use crate::program::schedule::read_each_in_order;
+use crate::program::sources::Source;
 
 pub struct Options {
-    pub reading: Reading,
+    pub logs: LogsToRead,
     pub by: GroupBy,
     pub format: StatsFormat,
     pub min_coverage: Option<f64>,
@@ -23,19 +23,19 @@ pub struct Options {
 }
 
 pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
-    let mut failed = report_problems(&options.reading.problems);
+    let mut failed = report_problems(&options.logs.problems);
     let mut tally = Tally::new(options.by);
     if options.merge {
-        for source in &options.reading.sources {
+        for source in &options.logs.sources {
             tally
                 .merge_report(read_report(source)?)
                 .map_err(|why| anyhow::anyhow!("{}: cannot merge: {why}", source.name()))?;
         }
     } else {
         let by = options.by;
-        let all_read = each_in_order(
-            &options.reading.sources,
-            &options.reading.scan,
+        let all_read = read_each_in_order(
+            &options.logs.sources,
+            &options.logs.source_options,
             || Tally::new(by),
             |tally, record| tally.add(&record),
             |_, mut file, summary| {
@@ -48,7 +48,11 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
     }
     let report = tally.report();
     if !options.merge {
-        super::reading::say_if_no_agent_log(&options.reading.sources, report.totals.calls, failed);
+        super::logs_to_read::say_if_no_agent_log(
+            &options.logs.sources,
+            report.totals.calls,
+            failed,
+        );
     }
     let mut writer = report_writer(options.format, options.width);
     writer.write(out, &report)?;

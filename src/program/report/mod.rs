@@ -193,12 +193,13 @@ impl<'a> Writer<Page<'a>> for PageWriter {
     }
 }
 
-/// Calls rendered together on one thread: big enough that handing it out costs little, small
-/// enough that the pieces in flight hold a few MB, never the whole page.
-const PIECE: usize = 1_000;
+/// How many calls one chunk holds, rendered together on one thread: big enough that handing it
+/// out costs little, small enough that the chunks in flight hold a few MB, never the whole
+/// page.
+const CHUNK_CALLS: usize = 1_000;
 
 /// A run of one session's calls, rendered on its own.
-struct Piece<'a> {
+struct SessionChunk<'a> {
     /// The session's number on the page (from 1), and the session.
     session: (usize, &'a Session<'a>),
     /// Which of its calls, and the number on the page of the first.
@@ -206,7 +207,7 @@ struct Piece<'a> {
     first_number: usize,
 }
 
-impl Render for Piece<'_> {
+impl Render for SessionChunk<'_> {
     fn render_to(&self, buffer: &mut String) {
         let (number, session) = self.session;
         if self.calls.start == 0 {
@@ -222,7 +223,7 @@ impl Render for Piece<'_> {
     }
 }
 
-/// Writes the page. The sessions are cut into pieces of [`PIECE`] calls, rendered on every
+/// Writes the page. The sessions are cut into chunks of [`CHUNK_CALLS`] calls, rendered on every
 /// core a few at a time and written in order, so a page of 100,000 calls is built about as fast
 /// as the logs are read, and never held whole.
 fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
@@ -234,12 +235,12 @@ fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
     filters(page).render_to(&mut buffer);
     buffer.push_str("<main id=\"sessions\">\n");
     out.write_all(buffer.as_bytes())?;
-    let mut pieces = Vec::new();
+    let mut chunks = Vec::new();
     let mut number = 1;
     for (at, session) in sessions.iter().enumerate() {
-        for start in (0..session.calls.len()).step_by(PIECE) {
-            let end = (start + PIECE).min(session.calls.len());
-            pieces.push(Piece {
+        for start in (0..session.calls.len()).step_by(CHUNK_CALLS) {
+            let end = (start + CHUNK_CALLS).min(session.calls.len());
+            chunks.push(SessionChunk {
                 session: (at + 1, session),
                 calls: start..end,
                 first_number: number,
@@ -248,13 +249,13 @@ fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
         }
     }
     let in_flight = 4 * rayon::current_num_threads();
-    for batch in pieces.chunks(in_flight) {
+    for batch in chunks.chunks(in_flight) {
         let rendered: Vec<String> = batch
             .par_iter()
-            .map(|piece| piece.render().into_string())
+            .map(|chunk| chunk.render().into_string())
             .collect();
-        for piece in rendered {
-            out.write_all(piece.as_bytes())?;
+        for chunk in rendered {
+            out.write_all(chunk.as_bytes())?;
         }
     }
     let end = html! {

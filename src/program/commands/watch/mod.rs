@@ -21,8 +21,8 @@ use reasons::record::CallRecord;
 use reasons::visible::visible;
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::input::{self, Source};
-use crate::program::scan::{read_source, ScanOptions};
+use crate::program::schedule::{read_one, Cores, SourceOptions};
+use crate::program::sources::{self, Source};
 pub use calls::{Call, Calls, Change};
 
 /// What `watch` follows, and how it shows it.
@@ -128,7 +128,7 @@ fn follow_sessions(paths: Vec<String>, sender: Sender<Arrival>) {
     std::thread::spawn(move || {
         let mut followed: HashSet<PathBuf> = HashSet::new();
         loop {
-            let found = match input::expand(&paths, &mut |_| {}) {
+            let found = match sources::expand(&paths, &mut |_| {}) {
                 Ok(found) => found,
                 Err(error) => {
                     let _ = sender.send(Arrival::Note(format!("{error:#}")));
@@ -161,23 +161,20 @@ fn follow_sessions(paths: Vec<String>, sender: Sender<Arrival>) {
 /// Follows one session log from its start (its first lines name its session) as it grows.
 fn follow_session(path: PathBuf, sender: Sender<Arrival>) {
     std::thread::spawn(move || {
-        let options = ScanOptions {
+        let options = SourceOptions {
             read: ReadOptions {
-                format: None,
                 keep_arguments: true,
-                audit_declared: false,
-                check_every_line: false,
+                ..ReadOptions::default()
             },
-            strict: false,
             follow: true,
-            reasons: None,
+            ..SourceOptions::default()
         };
         let source = Source::File(path);
         let gone = || io::Error::new(io::ErrorKind::BrokenPipe, "watch ended");
-        let result = read_source(
+        let result = read_one(
             &source,
             &options,
-            false,
+            Cores::One,
             &mut || Ok(()),
             &mut |record| sender.send(Arrival::Call(record)).map_err(|_| gone()),
             &mut |warning| {

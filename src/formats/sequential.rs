@@ -1,14 +1,15 @@
-//! One source read from start to end on the calling thread: the reader's findings go straight
-//! to the rules of the source.
+//! One source read from start to end on the calling thread: what the call reader finds goes
+//! straight to the rules of the source.
 
 use std::io::{self, BufRead};
 
-use super::reader::Reader;
-use super::reading::{Event, ReadOptions, ReadSummary};
+use super::call_reader::CallReader;
+use super::events::{Event, ReadSummary};
+use super::options::ReadOptions;
 use super::rules::{Offset, Rules};
 
 /// Reads one log as [`super::read_log`] describes.
-pub(crate) fn read_source<R: BufRead>(
+pub(crate) fn read_sequentially<R: BufRead>(
     source: &str,
     input: R,
     options: &ReadOptions,
@@ -17,7 +18,7 @@ pub(crate) fn read_source<R: BufRead>(
     let mut rules = Rules::new(source, options);
     let offset = Offset::default();
     let mut apply = |item| rules.apply(item, offset, sink);
-    let mut reader = Reader::new(options, &mut apply);
+    let mut reader = CallReader::new(options, &mut apply);
     let lines = reader.read_start(input)?;
     let events = reader.finish()?;
     Ok(rules.finish(events, lines))
@@ -27,14 +28,14 @@ pub(crate) fn read_source<R: BufRead>(
 mod tests {
     use std::io::{self, BufRead, Read};
 
-    use crate::format::Format;
-    use crate::formats::reader::first_call_format;
-    use crate::formats::reading::Event;
-    use crate::formats::reading::ReadOptions;
+    use crate::formats::call_reader::first_call_format;
+    use crate::formats::events::Event;
+    use crate::formats::options::ReadOptions;
+    use crate::formats::sequential::read_sequentially as read_log;
     use crate::formats::shapes;
-    use crate::formats::source::read_source as read_log;
     use crate::formats::testing::{brief, expect, read_with, records};
     use crate::json::Parser;
+    use crate::record::Format;
     use crate::record::Status::{Declared, Freeform, Invalid, Missing, Present};
 
     const TOOL_USE: &str = r#"{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","reason":"look"}}]}}"#;

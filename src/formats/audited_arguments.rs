@@ -12,9 +12,11 @@ use crate::json::{Json, Object, Parser};
 use crate::layer::REASON_PARAM;
 use crate::record::{ReasonField, Status};
 
-/// A call's arguments, read.
+/// A call's arguments as the rules of a source audit them: their status, reason and key, read
+/// while the line is at hand. (What the arguments hold, decoded, is the public
+/// [`crate::envelope::Arguments`].)
 #[derive(Debug, Clone)]
-pub(crate) struct Arguments {
+pub(crate) struct AuditedArguments {
     /// The status the arguments give, before a catalogue can make the call `declared`.
     pub(crate) status: Status,
     /// The reason's text, when it is a string.
@@ -27,32 +29,36 @@ pub(crate) struct Arguments {
     pub(crate) kept: Option<Value>,
 }
 
-impl Arguments {
+impl AuditedArguments {
     /// Reads the arguments a call was recorded with; `None` when it has none. A string is read
     /// the way agent clients read it (see [`crate::envelope::decode_arguments`]): empty means no
     /// arguments, and a JSON object in it is the arguments; `inner` parses that JSON.
-    pub(crate) fn read(arguments: Option<Json<'_>>, inner: &mut Parser, keep: bool) -> Arguments {
+    pub(crate) fn read(
+        arguments: Option<Json<'_>>,
+        inner: &mut Parser,
+        keep: bool,
+    ) -> AuditedArguments {
         let Some(arguments) = arguments.filter(|arguments| !arguments.is_null()) else {
-            return Arguments::none(keep.then_some(Value::Null));
+            return AuditedArguments::none(keep.then_some(Value::Null));
         };
         if let Some(object) = arguments.as_object() {
-            return Arguments::object(object, keep.then(|| arguments.to_value()));
+            return AuditedArguments::object(object, keep.then(|| arguments.to_value()));
         }
         match arguments.as_str() {
-            Some(text) => Arguments::string(&text, inner, keep),
+            Some(text) => AuditedArguments::string(&text, inner, keep),
             None => {
                 let mut hasher = key_hasher();
                 hash_json(arguments, &mut hasher);
-                Arguments::not_an_object(hasher.finish(), keep.then(|| arguments.to_value()))
+                AuditedArguments::not_an_object(hasher.finish(), keep.then(|| arguments.to_value()))
             }
         }
     }
 
     /// Arguments that are a JSON string holding `text` (streamed fragments joined, say).
-    pub(crate) fn string(text: &str, inner: &mut Parser, keep: bool) -> Arguments {
+    pub(crate) fn string(text: &str, inner: &mut Parser, keep: bool) -> AuditedArguments {
         let original = || Value::String(text.to_owned());
         if text.trim().is_empty() {
-            return Arguments::none(keep.then(original));
+            return AuditedArguments::none(keep.then(original));
         }
         // The tree rejects exactly what serde_json rejects: text it cannot read is no JSON.
         match inner
@@ -60,29 +66,29 @@ impl Arguments {
             .ok()
             .and_then(|json| Some((json, json.as_object()?)))
         {
-            Some((json, object)) => Arguments::object(object, keep.then(|| json.to_value())),
+            Some((json, object)) => AuditedArguments::object(object, keep.then(|| json.to_value())),
             None => {
                 let mut hasher = key_hasher();
                 (3u8, text).hash(&mut hasher);
-                Arguments::not_an_object(hasher.finish(), keep.then(original))
+                AuditedArguments::not_an_object(hasher.finish(), keep.then(original))
             }
         }
     }
 
     /// Arguments recorded as JSON text (a streamed input joined); text that is no JSON is
     /// still the arguments, as a string.
-    pub(crate) fn json_text(text: &str, keep: bool) -> Arguments {
+    pub(crate) fn json_text(text: &str, keep: bool) -> AuditedArguments {
         let mut parser = Parser::default();
         let mut inner = Parser::default();
         match parser.parse(text) {
-            Ok(json) => Arguments::read(Some(json), &mut inner, keep),
-            Err(_) => Arguments::string(text, &mut inner, keep),
+            Ok(json) => AuditedArguments::read(Some(json), &mut inner, keep),
+            Err(_) => AuditedArguments::string(text, &mut inner, keep),
         }
     }
 
-    fn none(kept: Option<Value>) -> Arguments {
+    fn none(kept: Option<Value>) -> AuditedArguments {
         let (status, reason) = Status::of_reason_field(ReasonField::NoArguments);
-        Arguments {
+        AuditedArguments {
             status,
             reason,
             key: 0,
@@ -90,7 +96,7 @@ impl Arguments {
         }
     }
 
-    fn object(object: Object<'_>, kept: Option<Value>) -> Arguments {
+    fn object(object: Object<'_>, kept: Option<Value>) -> AuditedArguments {
         let reason = object.get(REASON_PARAM);
         let text = reason.and_then(Json::as_str);
         let field = match (reason, &text) {
@@ -107,7 +113,7 @@ impl Arguments {
         }
         let mut hasher = key_hasher();
         hash_object(object, &mut hasher);
-        Arguments {
+        AuditedArguments {
             status,
             reason,
             key: hasher.finish(),
@@ -115,9 +121,9 @@ impl Arguments {
         }
     }
 
-    fn not_an_object(key: u64, kept: Option<Value>) -> Arguments {
+    fn not_an_object(key: u64, kept: Option<Value>) -> AuditedArguments {
         let (status, reason) = Status::of_reason_field(ReasonField::NotAnObject);
-        Arguments {
+        AuditedArguments {
             status,
             reason,
             key,
@@ -170,10 +176,10 @@ fn hash_object(object: Object<'_>, hasher: &mut FoldHasher) {
 mod tests {
     use super::*;
 
-    fn read(text: &str) -> Arguments {
+    fn read(text: &str) -> AuditedArguments {
         let mut parser = Parser::default();
         let json = parser.parse(text).expect("JSON");
-        Arguments::read(Some(json), &mut Parser::default(), true)
+        AuditedArguments::read(Some(json), &mut Parser::default(), true)
     }
 
     /// The reader's rule and the layer's (on `Value`) agree on every kind of arguments.
@@ -210,7 +216,7 @@ mod tests {
             };
             assert_eq!(read.kept, Some(decoded), "{text}");
         }
-        let absent = Arguments::read(None, &mut Parser::default(), true);
+        let absent = AuditedArguments::read(None, &mut Parser::default(), true);
         assert_eq!(
             (absent.status, absent.kept),
             (Status::Missing, Some(Value::Null))

@@ -1,7 +1,8 @@
 //! The log formats the readers understand, by name: the one list every other place derives from.
 //!
-//! Its own module, apart from the readers, because records carry a format as much as readers
-//! decide one: `record` and `formats` both use it, and neither imports the other for it.
+//! Part of the record rather than of the readers: a record carries its format as much as a
+//! reader decides one, and the readers (`crate::formats`) already stand on `record`, so both
+//! use it without `record` importing the readers.
 
 use serde::{Deserialize, Serialize};
 

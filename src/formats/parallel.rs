@@ -21,13 +21,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 
+use super::call_reader::CallReader;
+use super::events::{Event, ReadSummary};
 use super::fragments::Fragments;
-use super::reader::Reader;
-use super::reading::{Event, ReadOptions, ReadSummary};
+use super::options::ReadOptions;
 use super::rules::{Item, Offset, Rules};
-use super::source::read_source;
-use crate::read::aligned::AlignedBufReader;
-use crate::read::lines::starts_document;
+use super::sequential::read_sequentially;
+use crate::jsonl::aligned::AlignedBufReader;
+use crate::jsonl::lines::starts_document;
 
 /// How much of the file one piece is: large enough that the seams are few and the threads
 /// rarely wait, small enough that the findings held back stay small.
@@ -36,11 +37,11 @@ const PIECE: u64 = 4 << 20;
 /// Files smaller than this are read on one thread: they take milliseconds.
 const SPLIT_FROM: u64 = 2 * PIECE;
 
-/// How much of a file read on one thread one read takes: large reads mean fewer calls into the
-/// kernel and fewer lines cut by a read's end (README, "Benchmarks", has the measurements). A
-/// `BufReader`'s buffer of that size sat just past a page boundary, where the copy is slow, and
-/// hid the gain: hence the aligned reader.
-const READ_BUFFER: usize = 1 << 20;
+/// How much of a file read whole on one thread one read takes: large reads mean fewer calls
+/// into the kernel and fewer lines cut by a read's end (`doc/internals.md`, "Benchmarks", has
+/// the measurements). A `BufReader`'s buffer of that size sat just past a page boundary, where
+/// the copy is slow, and hid the gain: hence the aligned reader.
+const WHOLE_FILE_READ_BUFFER: usize = 1 << 20;
 
 /// How much of a piece one read takes. Threads reading pieces were no faster with larger reads,
 /// and each thread holds a buffer of this size, which shows in the peak memory.
@@ -75,8 +76,8 @@ pub(crate) fn read_in_pieces(
     let size = std::fs::metadata(path)?.len();
     let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
     if !split {
-        let input = AlignedBufReader::with_capacity(READ_BUFFER, File::open(path)?);
-        return read_source(source, input, options, sink);
+        let input = AlignedBufReader::with_capacity(WHOLE_FILE_READ_BUFFER, File::open(path)?);
+        return read_sequentially(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);
     let mut rules = Rules::new(source, options);
@@ -95,11 +96,10 @@ pub(crate) fn read_in_pieces(
     // A ticket and the next piece to read, if one is left. A reading thread waits for the
     // ticket; this thread only takes one that is free (while a reader waits for one, holding
     // the lock, none is).
-    let claim = |wait: bool| -> Option<u64> {
-        let got = if wait {
-            ticket.lock().ok()?.recv().is_ok()
-        } else {
-            ticket.try_lock().ok()?.try_recv().is_ok()
+    let claim = |how: Claim| -> Option<u64> {
+        let got = match how {
+            Claim::Wait => ticket.lock().ok()?.recv().is_ok(),
+            Claim::IfFree => ticket.try_lock().ok()?.try_recv().is_ok(),
         };
         let index = got.then(|| next.fetch_add(1, Ordering::Relaxed))?;
         (index < pieces).then_some(index)
@@ -123,7 +123,7 @@ pub(crate) fn read_in_pieces(
             let done = done.clone();
             let (claim, read_at) = (&claim, &read_at);
             scope.spawn(move || {
-                while let Some(index) = claim(true) {
+                while let Some(index) = claim(Claim::Wait) {
                     if done.send((index, read_at(index))).is_err() {
                         return;
                     }
@@ -164,7 +164,7 @@ pub(crate) fn read_in_pieces(
                 }
                 let (index, read) = match finished.try_recv() {
                     Ok(finished) => finished,
-                    Err(_) => match claim(false) {
+                    Err(_) => match claim(Claim::IfFree) {
                         Some(index) => (index, read_at(index)),
                         // No ticket is free, or no piece is left: the piece to hand over next
                         // is being read on another thread.
@@ -182,7 +182,7 @@ pub(crate) fn read_in_pieces(
                 Ok(())
             };
             let streams = std::mem::take(&mut left_open);
-            Reader::continuing(options, &mut collect, streams, offset.events).finish()?;
+            CallReader::continuing(options, &mut collect, streams, offset.events).finish()?;
             apply(items, Offset::default())
         })();
         // Threads waiting for a ticket see the channel close and end.
@@ -190,6 +190,16 @@ pub(crate) fn read_in_pieces(
         outcome
     })?;
     Ok(rules.finish(offset.events, offset.lines))
+}
+
+/// How a thread claims a ticket to read a piece.
+#[derive(Clone, Copy)]
+enum Claim {
+    /// Waits until one is given back: a thread that only reads.
+    Wait,
+    /// Takes one only if it is free now: the thread that hands pieces over, which must not
+    /// wait while a piece is ready.
+    IfFree,
 }
 
 /// The byte range a piece covers: from the start of the first line that starts at or after
@@ -241,7 +251,7 @@ fn read_piece(
         items.push(item);
         Ok(())
     };
-    let mut reader = Reader::continuing(options, &mut collect, streams, start.events);
+    let mut reader = CallReader::continuing(options, &mut collect, streams, start.events);
     let lines = if bounds.index == 0 {
         reader.read_start(AlignedBufReader::with_capacity(
             PIECE_READ_BUFFER,
@@ -359,8 +369,8 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::format::Format;
-    use crate::formats::source::read_source as read_log;
+    use crate::formats::sequential::read_sequentially as read_log;
+    use crate::record::Format;
 
     /// Every event (as text, to compare) and the summary.
     fn read(bytes: &[u8], piece: Option<(u64, usize)>, options: &ReadOptions) -> Vec<String> {

@@ -1,12 +1,16 @@
-//! The call record: what every reader produces for one recorded tool call.
+//! The call record: what every reader produces for one recorded tool call, and the format it
+//! was recorded in (`format.rs`).
 
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::envelope::{decode_arguments, Arguments};
-use crate::format::Format;
 use crate::layer::REASON_PARAM;
+
+mod format;
+
+pub use format::Format;
 
 /// What a recorded call says about its reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

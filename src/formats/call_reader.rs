@@ -1,4 +1,4 @@
-//! A source read for its calls: the reading loop (`crate::read::lines`) hands each event it
+//! A source read for its calls: the line loop (`crate::jsonl::lines`) hands each event it
 //! parses to the walk, and what the walk finds goes on as [`Item`]s to the rules of the source
 //! (`rules.rs`), which need the whole source in order.
 
@@ -6,15 +6,15 @@ use std::io::{self, BufRead};
 
 use super::event_walk::{Scratch, Walker};
 use super::fragments::Fragments;
-use super::reading::ReadOptions;
+use super::options::ReadOptions;
 use super::rules::Item;
 use super::shapes;
-use crate::format::Format;
 use crate::json::Json;
-use crate::read::lines::{Events, LineReader, Lines};
+use crate::jsonl::lines::{EventReceiver, LineReader, Lines};
+use crate::record::Format;
 
 /// Reads a source, or a piece of one, for its calls.
-pub(crate) struct Reader<'a> {
+pub(crate) struct CallReader<'a> {
     lines: LineReader<Finder<'a>>,
 }
 
@@ -28,12 +28,12 @@ struct Finder<'a> {
     events: u64,
 }
 
-impl<'a> Reader<'a> {
+impl<'a> CallReader<'a> {
     pub(crate) fn new(
         options: &'a ReadOptions,
         out: &'a mut dyn FnMut(Item) -> io::Result<()>,
-    ) -> Reader<'a> {
-        Reader::continuing(options, out, Fragments::default(), 0)
+    ) -> CallReader<'a> {
+        CallReader::continuing(options, out, Fragments::default(), 0)
     }
 
     /// A reader that goes on from where another stopped, with the fragments it left open.
@@ -42,7 +42,7 @@ impl<'a> Reader<'a> {
         out: &'a mut dyn FnMut(Item) -> io::Result<()>,
         fragments: Fragments,
         events: u64,
-    ) -> Reader<'a> {
+    ) -> CallReader<'a> {
         let finder = Finder {
             options,
             out,
@@ -51,13 +51,13 @@ impl<'a> Reader<'a> {
             events,
         };
         let prefilter = shapes::prefilter(options.format);
-        Reader {
+        CallReader {
             lines: LineReader::new(finder, prefilter, options.check_every_line),
         }
     }
 
     /// Reads the start of a source (or all of it), without handing over the calls left open at
-    /// its end ([`Reader::finish`] does); returns the number of lines read.
+    /// its end ([`CallReader::finish`] does); returns the number of lines read.
     pub(crate) fn read_start<R: BufRead>(&mut self, input: R) -> io::Result<u64> {
         self.lines.read_start(input)
     }
@@ -69,13 +69,13 @@ impl<'a> Reader<'a> {
 
     /// The calls still open, and the events parsed.
     pub(crate) fn into_state(self) -> (Fragments, u64) {
-        let finder = self.lines.into_events();
+        let finder = self.lines.into_receiver();
         (finder.fragments, finder.events)
     }
 
     /// Hands over the calls of streams the source never finished; returns the events parsed.
     pub(crate) fn finish(mut self) -> io::Result<u64> {
-        let finder = self.lines.events();
+        let finder = self.lines.receiver();
         let lines = Lines::Fixed(1);
         let mut walker = Walker::new(
             &mut finder.fragments,
@@ -99,7 +99,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-impl Events for Finder<'_> {
+impl EventReceiver for Finder<'_> {
     fn stream_open(&self) -> bool {
         !self.fragments.is_idle()
     }
@@ -140,7 +140,16 @@ pub(crate) fn first_call_format(event: Json<'_>) -> Option<Format> {
     let mut scratch = Scratch::default();
     let lines = Lines::Fixed(1);
     let looks = shapes::looks(shapes::container_format(event));
-    let mut walker = Walker::new(&mut fragments, &lines, &mut scratch, false, (0, 1), looks);
+    // Only the format is wanted, not what a record would keep.
+    let keep_arguments = false;
+    let mut walker = Walker::new(
+        &mut fragments,
+        &lines,
+        &mut scratch,
+        keep_arguments,
+        (0, 1),
+        looks,
+    );
     walker.walk(event, None);
     shapes::flush(&mut walker);
     let walked = walker.into_walked();

@@ -1,5 +1,6 @@
-//! What the commands that read logs share: which logs, how to read them, and what to say about
-//! the paths that named none.
+//! What the commands that read logs share: which logs (the sources the paths name, less the
+//! reasons logs joined with them), how to read them, and what to say about the paths that named
+//! none.
 
 use std::fs::File;
 use std::io;
@@ -11,26 +12,38 @@ use reasons::cli::InputArgs;
 use reasons::formats::ReadOptions;
 use reasons::reasons_log;
 
-use crate::program::input::{self, Problem, Source};
-use crate::program::scan::ScanOptions;
+use crate::program::schedule::SourceOptions;
+use crate::program::sources::{self, Problem, Source};
 
 /// The logs a command reads, and how.
-pub struct Reading {
+pub struct LogsToRead {
     pub sources: Vec<Source>,
     /// Paths that named no readable log: reported, and the run ends with status 2.
     pub problems: Vec<Problem>,
-    pub scan: ScanOptions,
+    pub source_options: SourceOptions,
     /// Whether each record is flushed as soon as it is written.
     pub line_buffered: bool,
 }
 
-pub fn reading(
-    input: InputArgs,
-    keep_arguments: bool,
-    follow: bool,
-    line_buffered: bool,
-) -> anyhow::Result<Reading> {
-    let expanded = input::expand(&input.paths, &mut |announcement| {
+/// What a command needs of its logs beyond what `InputArgs` says: none of it by default.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Needs {
+    /// Each call's arguments kept in its record.
+    pub keep_arguments: bool,
+    /// The one file named followed as it grows (`--follow`).
+    pub follow: bool,
+    /// Each record flushed as soon as it is written.
+    pub line_buffered: bool,
+}
+
+/// The logs the command line names, and how to read them.
+pub fn logs_to_read(input: InputArgs, needs: Needs) -> anyhow::Result<LogsToRead> {
+    let Needs {
+        keep_arguments,
+        follow,
+        line_buffered,
+    } = needs;
+    let expanded = sources::expand(&input.paths, &mut |announcement| {
         crate::program::messages::message!("{announcement}");
     })?;
     if follow && !matches!(&expanded.sources[..], [Source::File(_)]) {
@@ -57,10 +70,10 @@ pub fn reading(
         .sources
         .into_iter()
         .filter(|source| !is_reasons_log(source));
-    Ok(Reading {
+    Ok(LogsToRead {
         sources: sources.collect(),
         problems: expanded.problems,
-        scan: ScanOptions {
+        source_options: SourceOptions {
             read: ReadOptions {
                 format: input.input_format,
                 keep_arguments,

@@ -1,6 +1,7 @@
 //! The reading loop over one source: JSONL line by line or a single document, the prefilter, the
 //! lines that are not JSON, and serde_json's last word on them. What the lines mean is not its
-//! business: each event it parses goes to an [`Events`], with the lines its objects are on.
+//! business: each event it parses goes to an [`EventReceiver`], with the lines its objects are
+//! on.
 
 use std::io::{self, BufRead};
 
@@ -13,8 +14,8 @@ use crate::json::{Json, Parser};
 /// A line gathered across reads keeps its buffer up to this size; a longer one lets it go.
 const KEPT_BUFFER: usize = 1 << 20;
 
-/// What the reading loop hands its events to.
-pub(crate) trait Events {
+/// What the line loop hands its events to.
+pub(crate) trait EventReceiver {
     /// Whether something is waiting for more of itself (a call streamed in fragments): then the
     /// prefilter passes the lines that only go on with it too.
     fn stream_open(&self) -> bool;
@@ -27,9 +28,9 @@ pub(crate) trait Events {
     fn malformed(&mut self, line: u64, message: String) -> io::Result<()>;
 }
 
-/// Reads lines of JSON and hands each event that may matter to `events`.
+/// Reads lines of JSON and hands each event that may matter to `receiver`.
 pub(crate) struct LineReader<E> {
-    events: E,
+    receiver: E,
     prefilter: &'static Prefilter,
     /// Parse every line in full, not only those the prefilter passes.
     check_every_line: bool,
@@ -39,10 +40,10 @@ pub(crate) struct LineReader<E> {
     line_ends: Vec<usize>,
 }
 
-impl<E: Events> LineReader<E> {
-    pub(crate) fn new(events: E, prefilter: &'static Prefilter, check_every_line: bool) -> Self {
+impl<E: EventReceiver> LineReader<E> {
+    pub(crate) fn new(receiver: E, prefilter: &'static Prefilter, check_every_line: bool) -> Self {
         LineReader {
-            events,
+            receiver,
             prefilter,
             check_every_line,
             parser: Parser::for_events(),
@@ -51,13 +52,13 @@ impl<E: Events> LineReader<E> {
     }
 
     /// What the events were handed to.
-    pub(crate) fn events(&mut self) -> &mut E {
-        &mut self.events
+    pub(crate) fn receiver(&mut self) -> &mut E {
+        &mut self.receiver
     }
 
     /// The events' receiver, once reading is done.
-    pub(crate) fn into_events(self) -> E {
-        self.events
+    pub(crate) fn into_receiver(self) -> E {
+        self.receiver
     }
 
     /// Reads a source from its start: JSONL line by line, or the whole of it as one document
@@ -190,7 +191,7 @@ impl<E: Events> LineReader<E> {
         let mut hits = Hits::new(prefilter, &block[start..=last]);
         let mut at = start;
         let mut ends = ends.iter();
-        while let Some(hit) = hits.next(at - start, self.events.stream_open()) {
+        while let Some(hit) = hits.next(at - start, self.receiver.stream_open()) {
             let hit = start + hit;
             // Lines before the one the token is in are skipped, but checked that they look like
             // one whole JSON value: that catches what a writer killed mid-line or a stray text
@@ -202,40 +203,40 @@ impl<E: Events> LineReader<E> {
                     at = end + 1;
                     break;
                 }
-                self.check_skipped(line, &block[at..end], false)?;
+                self.check_skipped(line, &block[at..end], LineEnd::Newline)?;
                 line += 1;
                 at = end + 1;
             }
         }
         for &end in ends {
-            self.check_skipped(line, &block[at..end], false)?;
+            self.check_skipped(line, &block[at..end], LineEnd::Newline)?;
             line += 1;
             at = end + 1;
         }
         Ok(line)
     }
 
-    fn check_skipped(&mut self, line: u64, bytes: &[u8], last_line: bool) -> io::Result<()> {
+    fn check_skipped(&mut self, line: u64, bytes: &[u8], end: LineEnd) -> io::Result<()> {
         let text = trim(bytes);
         if text.is_empty() {
             return Ok(());
         }
         if looks_whole(text) {
             if self.check_every_line {
-                return self.validate(line, text, last_line);
+                return self.validate(line, text, end);
             }
             return Ok(());
         }
         if matches!(text.first(), Some(b'{' | b'[' | b'"')) {
-            return self.events.malformed(line, cut(last_line));
+            return self.receiver.malformed(line, cut(end));
         }
-        self.events
+        self.receiver
             .malformed(line, "invalid JSON: not a JSON value".to_owned())
     }
 
     /// Parses a line that holds no call, only to say whether it is JSON, as a line parsed for
     /// its calls would say it.
-    fn validate(&mut self, line: u64, text: &[u8], cut_short: bool) -> io::Result<()> {
+    fn validate(&mut self, line: u64, text: &[u8], end: LineEnd) -> io::Result<()> {
         let valid = simdutf8::basic::from_utf8(text)
             .ok()
             .is_some_and(|text| self.parser.parse(text).is_ok());
@@ -246,14 +247,16 @@ impl<E: Events> LineReader<E> {
             Ok(text) => text,
             Err(error) => {
                 let message = format!("invalid UTF-8 at byte {}", error.valid_up_to() + 1);
-                return self.events.malformed(line, message);
+                return self.receiver.malformed(line, message);
             }
         };
         match serde_json::from_str::<IgnoredAny>(text) {
             Ok(_) => Ok(()),
-            Err(error) if error.is_eof() && cut_short => self.events.malformed(line, cut(true)),
+            Err(error) if error.is_eof() && end == LineEnd::EndOfInput => {
+                self.receiver.malformed(line, cut(end))
+            }
             Err(error) => self
-                .events
+                .receiver
                 .malformed(line, format!("invalid JSON: {error}")),
         }
     }
@@ -268,16 +271,16 @@ impl<E: Events> LineReader<E> {
         // must agree on every line however the input was cut into reads.
         if !prefilter
             .for_line(bytes)
-            .may_hold_call(text, self.events.stream_open())
+            .may_hold_call(text, self.receiver.stream_open())
         {
-            return self.check_skipped(line, text, !bytes.ends_with(b"\n"));
+            return self.check_skipped(line, text, LineEnd::of(bytes));
         }
         self.parse_line(line, bytes)
     }
 
     /// Parses a line that may hold a call.
     fn parse_line(&mut self, line: u64, bytes: &[u8]) -> io::Result<()> {
-        let cut_short = !bytes.ends_with(b"\n");
+        let end = LineEnd::of(bytes);
         let text = trim(bytes);
         let mut parser = std::mem::take(&mut self.parser);
         // A SIMD check says only whether the line is UTF-8; the reference says where it is not.
@@ -285,8 +288,8 @@ impl<E: Events> LineReader<E> {
             .ok()
             .and_then(|text| parser.parse(text).ok());
         let result = match parsed {
-            Some(json) => self.events.event(json, &Lines::Fixed(line), &mut 0),
-            None => self.reference_line(line, text, cut_short),
+            Some(json) => self.receiver.event(json, &Lines::Fixed(line), &mut 0),
+            None => self.reference_line(line, text, end),
         };
         self.parser = parser;
         result
@@ -294,19 +297,21 @@ impl<E: Events> LineReader<E> {
 
     /// A line the tree does not read: serde_json has the last word on what is not JSON (or
     /// not UTF-8), and says why.
-    fn reference_line(&mut self, line: u64, text: &[u8], cut_short: bool) -> io::Result<()> {
+    fn reference_line(&mut self, line: u64, text: &[u8], end: LineEnd) -> io::Result<()> {
         let text = match std::str::from_utf8(text) {
             Ok(text) => text,
             Err(error) => {
                 let message = format!("invalid UTF-8 at byte {}", error.valid_up_to() + 1);
-                return self.events.malformed(line, message);
+                return self.receiver.malformed(line, message);
             }
         };
         match serde_json::from_str::<Value>(text) {
             Ok(value) => self.reference_event(&value, &Lines::Fixed(line), &mut 0),
-            Err(error) if error.is_eof() && cut_short => self.events.malformed(line, cut(true)),
+            Err(error) if error.is_eof() && end == LineEnd::EndOfInput => {
+                self.receiver.malformed(line, cut(end))
+            }
             Err(error) => self
-                .events
+                .receiver
                 .malformed(line, format!("invalid JSON: {error}")),
         }
     }
@@ -320,7 +325,7 @@ impl<E: Events> LineReader<E> {
             Err(error) => {
                 let valid = &bytes[..error.valid_up_to()];
                 let line = before + 1 + memchr::memchr_iter(b'\n', valid).count() as u64;
-                return self.events.malformed(line, "invalid UTF-8".to_owned());
+                return self.receiver.malformed(line, "invalid UTF-8".to_owned());
             }
         };
         let lines = Lines::of_document(bytes, before);
@@ -356,7 +361,7 @@ impl<E: Events> LineReader<E> {
                             )
                         ) =>
                 {
-                    if let Err(error) = self.events.event(json, &lines, &mut ordinal) {
+                    if let Err(error) = self.receiver.event(json, &lines, &mut ordinal) {
                         break Err(error);
                     }
                     values += 1;
@@ -386,7 +391,7 @@ impl<E: Events> LineReader<E> {
                     // Past a syntax error there is no telling where the next value starts.
                     let line = before + error.line() as u64;
                     return self
-                        .events
+                        .receiver
                         .malformed(line, format!("invalid JSON: {error}"));
                 }
             }
@@ -404,7 +409,7 @@ impl<E: Events> LineReader<E> {
         let text = value.to_string();
         let mut parser = Parser::default();
         match parser.parse(&text) {
-            Ok(json) => self.events.event(json, lines, ordinal),
+            Ok(json) => self.receiver.event(json, lines, ordinal),
             Err(_) => Ok(()),
         }
     }
@@ -476,11 +481,28 @@ fn looks_whole(text: &[u8]) -> bool {
     }
 }
 
-fn cut(at_end: bool) -> String {
-    if at_end {
-        "truncated last line".to_owned()
-    } else {
-        "invalid JSON: the line ends before its value does".to_owned()
+fn cut(end: LineEnd) -> String {
+    match end {
+        LineEnd::EndOfInput => "truncated last line".to_owned(),
+        LineEnd::Newline => "invalid JSON: the line ends before its value does".to_owned(),
+    }
+}
+
+/// How a line ends: with its newline, or with the input (the last line, which a writer stopped
+/// in the middle of it leaves cut short).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineEnd {
+    Newline,
+    EndOfInput,
+}
+
+impl LineEnd {
+    fn of(line: &[u8]) -> LineEnd {
+        if line.ends_with(b"\n") {
+            LineEnd::Newline
+        } else {
+            LineEnd::EndOfInput
+        }
     }
 }
 

@@ -4,8 +4,8 @@
 //! into the read buffer, and how fast that copy runs depends on where the buffer starts. A
 //! `BufReader`'s buffer starts wherever the allocator put it, a few bytes past a 32-byte
 //! boundary or a few more, and some of those places get a much slower copy: which one a run got
-//! changed with the command line (README, "Benchmarks", has the measurements). A buffer on a page
-//! boundary, as the page cache's own pages are, always gets the fast copy.
+//! changed with the command line (`doc/internals.md`, "Benchmarks", has the measurements). A
+//! buffer on a page boundary, as the page cache's own pages are, always gets the fast copy.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read};

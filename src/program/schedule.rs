@@ -1,5 +1,8 @@
-//! Reading logs: one source at a time as a live stream, or many files in parallel with their
-//! results handed on in the order the sources were given.
+//! Scheduling the reads of the sources a command was given: one source as a live stream (stdin,
+//! a followed file, or one large file on every core, its calls still in file order), or many
+//! files in parallel, one per core, their results handed on in the order the sources were
+//! given. Here too what a command hears of each source: its calls, joined with the reasons
+//! logs, and its malformed lines as warnings.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -12,16 +15,16 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use reasons::formats::store::{self, Store, StoreError};
 use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
-use reasons::read::AlignedBufReader;
+use reasons::jsonl::AlignedBufReader;
 use reasons::reasons_log;
 use reasons::record::CallRecord;
 
-use crate::program::input::Source;
 use crate::program::progress::Progress;
+use crate::program::sources::Source;
 
-/// How logs are read, whatever the command.
-#[derive(Debug, Clone)]
-pub struct ScanOptions {
+/// How each source is read, whatever the command.
+#[derive(Debug, Clone, Default)]
+pub struct SourceOptions {
     /// What the readers are told.
     pub read: ReadOptions,
     /// Whether a malformed line is an error rather than a warning.
@@ -32,9 +35,20 @@ pub struct ScanOptions {
     pub reasons: Option<Arc<reasons_log::Index>>,
 }
 
-/// Reads of 64 KiB: the block is still in cache when the prefilter searches it, and a buffer
+/// How many cores one source may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cores {
+    /// One large file is read on every core, in pieces (see [`read_file`]): the one source
+    /// has the threads to itself.
+    All,
+    /// The source is read on the calling thread: other sources share the threads.
+    One,
+}
+
+/// The read size of a source read on the calling thread (stdin, a followed file, one of many
+/// files), 64 KiB: the block is still in cache when the prefilter searches it, and a buffer
 /// that size is not mapped and unmapped anew for every one of many small files.
-const READ_BUFFER: usize = 64 * 1024;
+const SOURCE_READ_BUFFER: usize = 64 * 1024;
 
 /// How often a followed file is looked at again once its end is reached.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
@@ -44,11 +58,11 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 /// `before_wait` runs before every read that may block (stdin, a followed file), so output is
 /// flushed while the tool waits for more input. Malformed lines are reported through `on_warning`
 /// (as `path:line: what`), or end the read when `strict`. A large file is read on several
-/// threads when `split` (see [`read_file`]); calls still come in file order.
-pub fn read_source(
+/// threads with [`Cores::All`]; calls still come in file order.
+pub fn read_one(
     source: &Source,
-    options: &ScanOptions,
-    split: bool,
+    options: &SourceOptions,
+    cores: Cores,
     before_wait: &mut dyn FnMut() -> io::Result<()>,
     on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
     on_warning: &mut dyn FnMut(String),
@@ -100,8 +114,10 @@ pub fn read_source(
         }
         Source::Stdin => {
             let stdin = io::stdin().lock();
-            let input =
-                AlignedBufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
+            let input = AlignedBufReader::with_capacity(
+                SOURCE_READ_BUFFER,
+                WaitHook::new(stdin, before_wait),
+            );
             read_log(&name, input, &options.read, &mut sink)
         }
         Source::File(path) => {
@@ -109,7 +125,7 @@ pub fn read_source(
             if options.follow {
                 loop {
                     let follow = Follow::new(&file, &mut *before_wait);
-                    let input = AlignedBufReader::with_capacity(READ_BUFFER, follow);
+                    let input = AlignedBufReader::with_capacity(SOURCE_READ_BUFFER, follow);
                     match read_log(&name, input, &options.read, &mut sink) {
                         // Rotated by copying and truncating: what is written now is a new log.
                         Err(error) if Truncated::is(&error) => {
@@ -120,13 +136,15 @@ pub fn read_source(
                         result => break result,
                     }
                 }
-            } else if split && file.metadata().is_ok_and(|metadata| metadata.is_file()) {
+            } else if cores == Cores::All
+                && file.metadata().is_ok_and(|metadata| metadata.is_file())
+            {
                 // Pieces are read through handles of their own. A FIFO (`<(cmd)`) cannot be
                 // opened again once its writer is gone: it is read through this one.
                 drop(file);
                 read_file(&name, path, &options.read, &mut sink)
             } else {
-                let input = AlignedBufReader::with_capacity(READ_BUFFER, file);
+                let input = AlignedBufReader::with_capacity(SOURCE_READ_BUFFER, file);
                 read_log(&name, input, &options.read, &mut sink)
             }
         }
@@ -341,23 +359,27 @@ pub struct FileResult<T> {
 ///
 /// Warnings about malformed lines, and files that could not be read, are reported on stderr as
 /// they are handed on; returns whether every file was read.
-pub fn each_in_order<T: Send>(
+pub fn read_each_in_order<T: Send>(
     sources: &[Source],
-    options: &ScanOptions,
+    options: &SourceOptions,
     init: impl Fn() -> T + Sync,
     fold: impl Fn(&mut T, CallRecord) + Sync,
     mut emit: impl FnMut(&Source, T, &ReadSummary) -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<bool> {
     let stop = AtomicBool::new(false);
     // One file gets the threads to itself; many share them, one file each.
-    let split = sources.len() == 1;
+    let cores = if sources.len() == 1 {
+        Cores::All
+    } else {
+        Cores::One
+    };
     let work = |source: &Source| {
         let mut value = init();
         let mut warnings = Vec::new();
-        let summary = read_source(
+        let summary = read_one(
             source,
             options,
-            split,
+            cores,
             &mut || Ok(()),
             &mut |record| {
                 if stop.load(Ordering::Relaxed) {
