@@ -295,9 +295,7 @@ fn give_back(
         return None;
     }
     let id = object.get(history.id)?.as_str()?;
-    let recalled = recall
-        .get(&id)
-        .filter(|recalled| recalled.tool == tool)?;
+    let recalled = recall.get(&id).filter(|recalled| recalled.tool == tool)?;
     let arguments = at_keys(call, history.arguments)?;
     // The parameter's name is written as it is: it holds nothing JSON escapes.
     if let Some(object) = arguments.as_object() {
@@ -306,7 +304,11 @@ fn give_back(
         }
         let close = arguments.closing_brace()?;
         if object.len() == 0 {
-            restored.splice(close, close, &["\"", REASON_PARAM, "\":", &recalled.written]);
+            restored.splice(
+                close,
+                close,
+                &["\"", REASON_PARAM, "\":", &recalled.written],
+            );
         } else {
             // After the last member's text, before the whitespace that closes the object.
             let after_last = restored.text[..close].trim_end().len();
@@ -517,11 +519,11 @@ mod tests {
     fn spliced_into_string(string: &str) -> (String, Value) {
         let mut recall = Recall::default();
         recall.note("c", "shell", &json!("a \"b\""));
-        let history =
-            format!(r#"[{{"type":"function_call","call_id":"c","name":"shell","arguments":{string}}}]"#);
+        let history = format!(
+            r#"[{{"type":"function_call","call_id":"c","name":"shell","arguments":{string}}}]"#
+        );
         let raw = RawValue::from_string(history.clone()).unwrap();
-        let (text, _) =
-            restore(Api::OpenAiResponses, &raw, &tracked(&["shell"]), &recall).unwrap();
+        let (text, _) = restore(Api::OpenAiResponses, &raw, &tracked(&["shell"]), &recall).unwrap();
         let spliced = text[history.find(string).unwrap()..text.len() - 2].to_owned();
         let inner: String = serde_json::from_str(&spliced).unwrap();
         (spliced, serde_json::from_str(&inner).unwrap())
@@ -676,20 +678,24 @@ mod tests {
             Just(json!(null)),
         ];
         let as_text = any::<bool>();
-        (kind, id, tool, arguments, as_text).prop_map(move |(kind, id, tool, arguments, as_text)| {
-            let arguments = match (api, as_text) {
-                (Api::Anthropic, false) => arguments,
-                (_, false) => Value::String(arguments.to_string()),
-                (_, true) if arguments.is_null() => json!(""),
-                (_, true) => Value::String(format!(" {} \n", arguments)),
-            };
-            match api {
-                Api::Anthropic => json!({"type": kind, "id": id, "name": tool, "input": arguments}),
-                Api::OpenAiChat => json!({"id": id, "type": "function",
+        (kind, id, tool, arguments, as_text).prop_map(
+            move |(kind, id, tool, arguments, as_text)| {
+                let arguments = match (api, as_text) {
+                    (Api::Anthropic, false) => arguments,
+                    (_, false) => Value::String(arguments.to_string()),
+                    (_, true) if arguments.is_null() => json!(""),
+                    (_, true) => Value::String(format!(" {} \n", arguments)),
+                };
+                match api {
+                    Api::Anthropic => {
+                        json!({"type": kind, "id": id, "name": tool, "input": arguments})
+                    }
+                    Api::OpenAiChat => json!({"id": id, "type": "function",
                     "function": {"name": tool, "arguments": arguments}}),
-                _ => json!({"type": kind, "call_id": id, "name": tool, "arguments": arguments}),
-            }
-        })
+                    _ => json!({"type": kind, "call_id": id, "name": tool, "arguments": arguments}),
+                }
+            },
+        )
     }
 
     fn a_history() -> impl Strategy<Value = (Api, Value)> {
@@ -704,7 +710,10 @@ mod tests {
                 Api::OpenAiChat => json!({"role": "assistant", "tool_calls": calls}),
                 _ => calls.into_iter().next().unwrap_or(json!({"role": "user"})),
             });
-            (Just(api), prop::collection::vec(entry, 0..6).prop_map(Value::Array))
+            (
+                Just(api),
+                prop::collection::vec(entry, 0..6).prop_map(Value::Array),
+            )
         })
     }
 
