@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::stores::{opencode_part, opencode_tool, store, KILO_TABLES, OPENCODE_SCHEMA};
+use crate::util::stores::{opencode_part, opencode_tool, store, KILO_TABLES, OPENCODE_SCHEMA};
 use crate::util::{arg, records, run};
 
 /// A reasons log as the gateway writes it, one record per `(tool, call id, reason)`.

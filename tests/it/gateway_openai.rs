@@ -3,11 +3,11 @@
 
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::upstream::{
+use crate::util::gateway::Gateway;
+use crate::util::read_reasons_log;
+use crate::util::upstream::{
     chat_chunks, chat_completion, gemini_chunk, request, responses_events, Answer, Upstream,
 };
-use crate::util::read_reasons_log;
 
 const REASON: &str = "Count the lines the user asked about";
 

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::upstream::{bash_tool, Answer, Upstream};
+use crate::util::gateway::Gateway;
+use crate::util::upstream::{bash_tool, Answer, Upstream};
 
 const REASON: &str = "Find the config file the user asked about";
 

@@ -1,6 +1,6 @@
 //! The real parts on the OpenAI and Gemini side through `reasons gateway`: the official `openai`
 //! and `google-genai` Python SDKs, the real Codex CLI and the real Gemini CLI, each against a
-//! scripted model API of `upstream.rs` on loopback.
+//! scripted model API of `util/upstream.rs` on loopback.
 //!
 //! They are installed by `.ci/real-parts target/real-parts`, which `.ci/run` runs before the
 //! ignored tests. Each test here is ignored by a plain `cargo test`, and fails (never passes by
@@ -11,33 +11,14 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::real_agents::{self, part, run_bounded, ClaudeCode};
-use crate::upstream::{chat_chunks, chat_completion, responses_events, Answer, Received, Upstream};
-use crate::util::{arg, read_reasons_log, reasons, records, root};
-
-/// Runs one of the Python scripts in `tests/it/python` with the venv's interpreter, and parses
-/// the JSON it prints.
-#[track_caller]
-fn python_script(script: &str, args: &[&str]) -> Value {
-    let mut command = Command::new(part("venv/bin/python"));
-    command
-        .arg(root().join("tests/it/python").join(script))
-        .args(args)
-        // No OPENAI_*, GEMINI_* or GOOGLE_* settings or HTTP proxies of this machine's: the
-        // scripts name everything they need.
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    let output = run_bounded(command);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{script} failed: {stderr}");
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
-        panic!(
-            "{script} printed no JSON ({error}): {}\nstderr: {stderr}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
-}
+use crate::util::bounded::run_bounded;
+use crate::util::claude_code::{bash_call, scripted, ClaudeCode, BASH_ID, BASH_REASON};
+use crate::util::gateway::Gateway;
+use crate::util::real_parts::{part, python_script, CODEX, GEMINI_CLI};
+use crate::util::upstream::{
+    chat_chunks, chat_completion, declares_tools, responses_events, Answer, Received, Upstream,
+};
+use crate::util::{arg, extract_records, only_file, read_reasons_log, reasons};
 
 /// A request's path without its query.
 fn path_of(request: &Received) -> &str {
@@ -109,31 +90,6 @@ fn gemini_events(chunks: &[Value]) -> Vec<Vec<u8>> {
 fn parsed(arguments: &Value) -> Value {
     let text = arguments.as_str().unwrap_or_else(|| panic!("{arguments}"));
     serde_json::from_str(text).unwrap_or_else(|error| panic!("{error}: {text}"))
-}
-
-/// `reasons extract ARGS --format jsonl`, its records.
-#[track_caller]
-fn extract(args: &[&str]) -> Vec<Value> {
-    let output = reasons()
-        .arg("extract")
-        .args(args)
-        .args(["--format", "jsonl"])
-        .output()
-        .expect("reasons extract runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "extract {args:?}: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    records(&stdout)
-}
-
-/// The one file under `dir` (at any depth) whose name starts with `prefix` and ends with
-/// `.jsonl`.
-#[track_caller]
-fn only_jsonl(dir: &Path, prefix: &str) -> PathBuf {
-    crate::util::only_file(dir, prefix, ".jsonl")
 }
 
 // ---- the openai SDK ---------------------------------------------------------------------------
@@ -377,7 +333,7 @@ impl Codex {
     /// trusted for this run only (`--dangerously-bypass-hook-trust`: a headless run cannot be
     /// asked).
     fn run_with(gateway: &Gateway, hook: bool) -> Codex {
-        let codex = part("npm/node_modules/.bin/codex");
+        let codex = part(CODEX);
         let home = tempfile::tempdir().expect("a CODEX_HOME");
         let work = tempfile::tempdir().expect("a working folder");
         let config = format!(
@@ -440,7 +396,7 @@ impl Codex {
 
     /// The run's rollout, `CODEX_HOME/sessions/YYYY/MM/DD/rollout-….jsonl`.
     fn rollout(&self) -> PathBuf {
-        only_jsonl(&self.home.path().join("sessions"), "rollout-")
+        only_file(&self.home.path().join("sessions"), "rollout-", ".jsonl")
     }
 }
 
@@ -600,7 +556,7 @@ fn codex_session(strip: bool) {
             "reason": CODEX_REASON, "touched": MARKER_COMMAND, "session": thread})
         ]
     );
-    let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&rollout)]);
+    let calls = extract_records(&["--reasons-log", arg(&gateway.log), arg(&rollout)]);
     let calls: Vec<&Value> = calls
         .iter()
         .filter(|record| record["call_id"] == CODEX_CALL)
@@ -704,7 +660,7 @@ fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer +
             return not_found();
         }
         let body = request.json();
-        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let has_tools = declares_tools(&body);
         let answer = if !has_tools {
             let verdict = json!({"complexity_reasoning": "A one-line shell command.",
                 "complexity_score": 10});
@@ -743,7 +699,7 @@ impl GeminiCli {
     /// A run with `reasons hook gemini-cli` installed by `reasons hook install gemini-cli`
     /// when `hook`, merged into the settings the run needs.
     fn run_with(gateway: &Gateway, hook: bool) -> GeminiCli {
-        let gemini = part("npm/node_modules/.bin/gemini");
+        let gemini = part(GEMINI_CLI);
         let home = tempfile::tempdir().expect("a HOME");
         let work = tempfile::tempdir().expect("a working folder");
         // With GOOGLE_GEMINI_BASE_URL set, the auth type the environment implies is "gateway",
@@ -798,7 +754,7 @@ impl GeminiCli {
 
     /// The session log, `HOME/.gemini/tmp/<folder>/chats/session-….jsonl`.
     fn session_log(&self) -> PathBuf {
-        only_jsonl(&self.home.path().join(".gemini/tmp"), "session-")
+        only_file(&self.home.path().join(".gemini/tmp"), "session-", ".jsonl")
     }
 }
 
@@ -921,7 +877,7 @@ fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
     let gateway = Gateway::start(&upstream.url(), &["--no-strip"]);
     let (session, call, _cli) = gemini_session(&gateway, &upstream, false);
 
-    the_shell_call(&extract(&[arg(&session)]), &call);
+    the_shell_call(&extract_records(&[arg(&session)]), &call);
     // The gateway logged it too, with no id: the model's call had none. (The CLI invents one
     // once the call has passed, so only the session's own copy can hold this reason.)
     assert_eq!(
@@ -991,7 +947,7 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
             "reason": GEMINI_REASON, "touched": MARKER_COMMAND})
         ]
     );
-    let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&session)]);
+    let calls = extract_records(&["--reasons-log", arg(&gateway.log), arg(&session)]);
     let record = the_shell_call(&calls, &call);
     assert_eq!(record["reason_from"], "log", "{record}");
 }
@@ -999,7 +955,7 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_codex_and_gemini_cli_share_one_gateway_and_one_reasons_log() {
-    let anthropic = Upstream::messages(real_agents::scripted(vec![real_agents::bash_call()]));
+    let anthropic = Upstream::messages(scripted(vec![bash_call()]));
     let openai = Upstream::start(codex_model);
     let gemini = Upstream::start(gemini_model(Some("gc_reasons_1")));
     let dir = tempfile::tempdir().unwrap();
@@ -1055,11 +1011,7 @@ fn real_claude_code_codex_and_gemini_cli_share_one_gateway_and_one_reasons_log()
     assert_eq!(
         logged,
         [
-            (
-                json!("Bash"),
-                json!(real_agents::BASH_ID),
-                json!(real_agents::BASH_REASON)
-            ),
+            (json!("Bash"), json!(BASH_ID), json!(BASH_REASON)),
             (
                 json!("exec_command"),
                 json!(CODEX_CALL),

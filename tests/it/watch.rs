@@ -573,8 +573,8 @@ impl Drop for Tmux {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
 fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reason() {
-    use crate::gateway::Gateway;
-    use crate::upstream::{bash_tool, messages_request, Upstream};
+    use crate::util::gateway::Gateway;
+    use crate::util::upstream::{bash_tool, messages_request, Upstream};
 
     const REASON: &str = "Find the config file the user asked about";
     let upstream = Upstream::messages(|_| {
