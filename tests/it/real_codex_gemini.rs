@@ -18,7 +18,9 @@ use crate::util::real_parts::{part, python_script, CODEX, GEMINI_CLI};
 use crate::util::upstream::{
     chat_chunks, chat_completion, declares_tools, responses_events, Answer, Received, Upstream,
 };
-use crate::util::{arg, extract_records, only_file, read_reasons_log, reasons};
+use crate::util::{
+    arg, extract_records, install_hook, installed_binary, only_file, read_reasons_log,
+};
 
 /// A request's path without its query.
 fn path_of(request: &Received) -> &str {
@@ -400,27 +402,6 @@ impl Codex {
     }
 }
 
-/// Runs `reasons hook install AGENT --reasons-log LOG` with `env`, and checks what it says.
-fn install_hook(agent: &str, env: &[(&str, &Path)], log: &Path) {
-    let mut command = reasons();
-    command.args(["hook", "install", agent, "--reasons-log", arg(log)]);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().expect("reasons runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.starts_with("Added the "), "{stdout}");
-    assert!(
-        stdout.contains(&format!("reasons hook uninstall {agent}")),
-        "{stdout}"
-    );
-}
-
 /// Wraps the hook command `reasons hook install` wrote into `settings` (the last group of
 /// `event`), exactly as written, so that what the agent gives it and what it answers are kept in
 /// `dir` as `hook-in.json` and `hook-out.json`: neither Codex's `exec` nor Gemini CLI's `-p`
@@ -433,7 +414,7 @@ fn record_hook(settings: &Path, event: &str, dir: &Path) {
         .map(|group| &mut group["hooks"][0])
         .expect("the installed hook");
     let command = handler["command"].as_str().unwrap().to_owned();
-    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons")).unwrap();
+    let binary = installed_binary();
     assert!(
         command.starts_with(&format!("{} hook ", binary.display())),
         "the hook runs this binary by its absolute path: {command}"
@@ -959,16 +940,15 @@ fn real_claude_code_codex_and_gemini_cli_share_one_gateway_and_one_reasons_log()
     let openai = Upstream::start(codex_model);
     let gemini = Upstream::start(gemini_model(Some("gc_reasons_1")));
     let dir = tempfile::tempdir().unwrap();
-    let upstreams = [
-        format!("anthropic={}", anthropic.url()),
-        format!("openai={}", openai.url()),
-        format!("gemini={}", gemini.url()),
-    ];
-    let args: Vec<&str> = upstreams
-        .iter()
-        .flat_map(|upstream| ["--upstream", upstream.as_str()])
-        .collect();
-    let gateway = Gateway::start_with(&args, &dir.path().join("reasons.jsonl"), &[]);
+    let gateway = Gateway::start_per_api(
+        &[
+            ("anthropic", &anthropic.url()),
+            ("openai", &openai.url()),
+            ("gemini", &gemini.url()),
+        ],
+        &dir.path().join("reasons.jsonl"),
+        &[],
+    );
 
     ClaudeCode::run(
         &gateway,

@@ -10,24 +10,16 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::util::{arg, claude_call, lines_of, log_file, reasons, run, run_with_stdin};
+use crate::util::{
+    append_lines, arg, claude_call, installed_binary, lines_of, log_file, reasons, run,
+    run_with_stdin,
+};
 
 /// A reasons-log line as the gateway writes it.
 fn logged(id: &str, tool: &str, touched: &str, reason: &str) -> String {
     json!({"time": "2026-12-01T10:11:12.000Z", "via": "gateway", "tool": tool, "call_id": id,
         "reason": reason, "touched": touched})
     .to_string()
-}
-
-fn append(path: &Path, lines: &[String]) {
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .unwrap();
-    for line in lines {
-        file.write_all(format!("{line}\n").as_bytes()).unwrap();
-    }
 }
 
 /// `reasons watch --plain ARGS`, its lines read as they come.
@@ -107,7 +99,7 @@ fn watch_plain_shows_the_last_calls_then_each_new_one_with_what_it_touched_first
     for n in 21..30 {
         assert!(watch.next().contains(&format!("echo {n}")));
     }
-    append(&log, &[logged("new", "Edit", "src/a.rs", "Fix the total")]);
+    append_lines(&log, &[logged("new", "Edit", "src/a.rs", "Fix the total")]);
     assert_eq!(
         watch.next(),
         "10:11:12  gateway  Edit  src/a.rs  — model's reason: Fix the total"
@@ -124,7 +116,7 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
     fs::write(&session, "").unwrap();
     let watch = Watch::start(&["--reasons-log", arg(&log), arg(&session)]);
     // The gateway logs the reason, then the agent records the call without it: one call.
-    append(
+    append_lines(
         &log,
         &[logged("toolu_1", "Bash", "cargo test", "Run the tests")],
     );
@@ -132,7 +124,7 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
         watch.next(),
         "10:11:12  gateway  Bash  cargo test  — model's reason: Run the tests"
     );
-    append(
+    append_lines(
         &session,
         &[claude_call(
             "sess-abcdef123",
@@ -142,7 +134,7 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
         )],
     );
     // A call the layer never saw: no reason, in words.
-    append(
+    append_lines(
         &session,
         &[claude_call(
             "sess-abcdef123",
@@ -166,7 +158,7 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
     // Truncated in place (copytruncate), then written again past the old end before watch
     // looks again, or after it has.
     fs::write(&log, "").unwrap();
-    append(
+    append_lines(
         &log,
         &[logged(
             "b",
@@ -178,12 +170,12 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
     assert!(watch.next().contains("Second"));
     fs::write(&log, "").unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    append(&log, &[logged("b2", "Bash", "two", "Again")]);
+    append_lines(&log, &[logged("b2", "Bash", "two", "Again")]);
     assert!(watch.next().contains("Again"));
     // Renamed away and replaced: the old file's last line, then the new file's.
-    append(&log, &[logged("c", "Bash", "three", "Third")]);
+    append_lines(&log, &[logged("c", "Bash", "three", "Third")]);
     fs::rename(&log, dir.path().join("reasons.jsonl.1")).unwrap();
-    append(&log, &[logged("d", "Bash", "four", "Fourth")]);
+    append_lines(&log, &[logged("d", "Bash", "four", "Fourth")]);
     let (third, fourth) = (watch.next(), watch.next());
     assert!(third.contains("Third"), "{third}");
     assert!(fourth.contains("Fourth"), "{fourth}");
@@ -315,13 +307,6 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
 }
 
-fn binary() -> String {
-    fs::canonicalize(env!("CARGO_BIN_EXE_reasons"))
-        .unwrap()
-        .display()
-        .to_string()
-}
-
 #[test]
 fn hook_install_creates_the_settings_and_their_folder_in_a_fresh_home() {
     let home = tempfile::tempdir().unwrap();
@@ -350,7 +335,11 @@ fn hook_install_creates_the_settings_and_their_folder_in_a_fresh_home() {
         assert_eq!(groups.len(), 1, "{settings}");
         assert_eq!(
             groups[0]["hooks"][0]["command"],
-            format!("{} hook {agent} --reasons-log {}", binary(), log.display())
+            format!(
+                "{} hook {agent} --reasons-log {}",
+                installed_binary().display(),
+                log.display()
+            )
         );
     }
     let codex = install(&["install", "codex"], home.path());
@@ -380,7 +369,7 @@ fn hook_install_keeps_every_other_setting_and_twice_is_once_and_uninstall_undoes
     assert_eq!(first.code, 0, "{}", first.stderr);
     let installed = read_json(&path);
     let ours = json!({"matcher": "*", "hooks": [{"type": "command",
-        "command": format!("{} hook claude-code", binary())}]});
+        "command": format!("{} hook claude-code", installed_binary().display())}]});
     let mut expected = before.clone();
     expected["hooks"]["PreToolUse"]
         .as_array_mut()
@@ -610,7 +599,7 @@ fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reas
     assert!(touched < line.find("model's reason").unwrap(), "{line}");
 
     // The agent records it (one call, not two), and a call the layer never saw: no reason.
-    append(
+    append_lines(
         &session,
         &[
             claude_call(

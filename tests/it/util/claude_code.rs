@@ -10,7 +10,7 @@ use crate::util::bounded::run_bounded;
 use crate::util::gateway::Gateway;
 use crate::util::real_parts::{part, CLAUDE_CODE};
 use crate::util::upstream::declares_tools;
-use crate::util::{arg, extract_records, reasons};
+use crate::util::{arg, extract_records, install_hook, installed_binary};
 
 /// The `tool_result` a request's history holds for the call `id`.
 pub fn tool_result(request: &Value, id: &str) -> Option<Value> {
@@ -82,23 +82,7 @@ impl ClaudeCode {
         let home = tempfile::tempdir().expect("a HOME");
         let cwd = tempfile::tempdir().expect("a working folder");
         // The hook as a person installs it: one command, into a HOME with no settings yet.
-        let installed = reasons()
-            .args([
-                "hook",
-                "install",
-                "claude-code",
-                "--reasons-log",
-                arg(&gateway.log),
-            ])
-            .env("HOME", home.path())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .output()
-            .expect("reasons runs");
-        assert!(
-            installed.status.success(),
-            "{}",
-            String::from_utf8_lossy(&installed.stderr)
-        );
+        install_hook("claude-code", &[("HOME", home.path())], &gateway.log);
         let settings: Value = serde_json::from_slice(
             &std::fs::read(home.path().join(".claude/settings.json")).expect("settings written"),
         )
@@ -107,9 +91,7 @@ impl ClaudeCode {
             settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
             format!(
                 "{} hook claude-code --reasons-log {}",
-                std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons"))
-                    .unwrap()
-                    .display(),
+                installed_binary().display(),
                 gateway.log.display()
             )
         );

@@ -36,6 +36,20 @@ impl Gateway {
         Gateway::start_with(&["--upstream", upstream], log, extra)
     }
 
+    /// One gateway for every API, each `(api, url)` sent to its own upstream
+    /// (`--upstream API=URL`, repeated).
+    pub fn start_per_api(upstreams: &[(&str, &str)], log: &Path, extra: &[&str]) -> Gateway {
+        let upstreams: Vec<String> = upstreams
+            .iter()
+            .map(|(api, url)| format!("{api}={url}"))
+            .collect();
+        let args: Vec<&str> = upstreams
+            .iter()
+            .flat_map(|upstream| ["--upstream", upstream.as_str()])
+            .collect();
+        Gateway::start_with(&args, log, extra)
+    }
+
     /// A gateway with these `--upstream` arguments (none: each provider's own API).
     pub fn start_with(upstreams: &[&str], log: &Path, extra: &[&str]) -> Gateway {
         let mut child = reasons()

@@ -187,6 +187,51 @@ pub fn extract_records_and_warnings(args: &[&str]) -> (Vec<Value>, String) {
     (records(&stdout), stderr)
 }
 
+/// Appends `lines` to the log at `path` (made if it is not there), each ending in a newline, as
+/// an agent writes on while a follower reads.
+pub fn append_lines(path: &Path, lines: &[String]) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .expect("the log opens for appending");
+    for line in lines {
+        writeln!(file, "{line}").expect("the line is appended");
+    }
+}
+
+/// The `reasons` binary by the absolute path `reasons hook install` writes into an agent's
+/// settings.
+pub fn installed_binary() -> PathBuf {
+    std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons")).expect("the reasons binary is there")
+}
+
+/// Runs `reasons hook install AGENT --reasons-log LOG` as a person would, with `env` (the
+/// agent's HOME or its own config folder) in place of this machine's, and checks what it says.
+#[track_caller]
+pub fn install_hook(agent: &str, env: &[(&str, &Path)], log: &Path) {
+    let mut command = reasons();
+    command
+        .args(["hook", "install", agent, "--reasons-log", arg(log)])
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("reasons runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.starts_with("Added the "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("reasons hook uninstall {agent}")),
+        "{stdout}"
+    );
+}
+
 /// The lines a child writes, read on a thread of their own, so a test can wait for the next one
 /// with a deadline instead of hanging when it never comes.
 pub fn lines_of(output: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
