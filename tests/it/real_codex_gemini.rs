@@ -15,6 +15,7 @@ use crate::util::bounded::run_bounded;
 use crate::util::claude_code::{bash_call, scripted, ClaudeCode, BASH_ID, BASH_REASON};
 use crate::util::gateway::Gateway;
 use crate::util::real_parts::{part, python_script, CODEX, GEMINI_CLI};
+use crate::util::sandbox::Sandbox;
 use crate::util::upstream::{
     chat_chunks, chat_completion, declares_tools, responses_events, Answer, Received, Upstream,
 };
@@ -320,8 +321,8 @@ fn codex_model(request: &Received) -> Answer {
 
 /// A `codex exec` run: its own CODEX_HOME and working folder, the gateway as its model provider.
 struct Codex {
-    home: tempfile::TempDir,
-    _work: tempfile::TempDir,
+    /// Its HOME (its CODEX_HOME too) and working folder.
+    sandbox: Sandbox,
     /// The `--json` events it printed.
     events: Vec<Value>,
 }
@@ -336,15 +337,15 @@ impl Codex {
     /// asked).
     fn run_with(gateway: &Gateway, hook: bool) -> Codex {
         let codex = part(CODEX);
-        let home = tempfile::tempdir().expect("a CODEX_HOME");
-        let work = tempfile::tempdir().expect("a working folder");
+        let sandbox = Sandbox::new();
+        let home = sandbox.path("home");
         let config = format!(
             "model = \"gpt-5.5\"\nmodel_provider = \"reasons\"\n\n\
              [model_providers.reasons]\nname = \"reasons gateway\"\n\
              base_url = \"http://{}/v1\"\nwire_api = \"responses\"\nenv_key = \"REASONS_TEST_KEY\"\n",
             gateway.address
         );
-        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        std::fs::write(home.join("config.toml"), config).unwrap();
         let mut command = Command::new(codex);
         command.args([
             "exec",
@@ -353,19 +354,17 @@ impl Codex {
             "--json",
         ]);
         if hook {
-            install_hook("codex", &[("CODEX_HOME", home.path())], &gateway.log);
-            record_hook(&home.path().join("hooks.json"), "PreToolUse", home.path());
+            install_hook("codex", &[("CODEX_HOME", &home)], &gateway.log);
+            record_hook(&home.join("hooks.json"), "PreToolUse", &home);
             command.arg("--dangerously-bypass-hook-trust");
         }
         command
             .arg("Print the marker in the shell, then say done.")
-            .current_dir(work.path())
-            // Nothing of this machine's own setup: only what the run is given.
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("CODEX_HOME", home.path())
-            .env("SHELL", "/bin/bash")
+            .current_dir(sandbox.path("work"));
+        // Nothing of this machine's own setup: only what the run is given.
+        sandbox.apply(&mut command);
+        command
+            .env("CODEX_HOME", &home)
             .env("REASONS_TEST_KEY", "sk-test-not-a-key");
         let output = run_bounded(command);
         let stdout = String::from_utf8_lossy(&output.stdout);
@@ -379,11 +378,7 @@ impl Codex {
             .lines()
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect();
-        Codex {
-            home,
-            _work: work,
-            events,
-        }
+        Codex { sandbox, events }
     }
 
     /// The thread id the run printed first.
@@ -398,7 +393,7 @@ impl Codex {
 
     /// The run's rollout, `CODEX_HOME/sessions/YYYY/MM/DD/rollout-….jsonl`.
     fn rollout(&self) -> PathBuf {
-        only_file(&self.home.path().join("sessions"), "rollout-", ".jsonl")
+        only_file(&self.sandbox.path("home/sessions"), "rollout-", ".jsonl")
     }
 }
 
@@ -579,7 +574,7 @@ fn codex_hook_session(strip: bool) {
     );
     // Codex gave the hook its real `PreToolUse` payload (its shell tool is `Bash` to hooks),
     // and the hook answered with the model's reason, found under the call's `tool_use_id`.
-    let (input, output) = recorded_hook(codex.home.path());
+    let (input, output) = recorded_hook(&codex.sandbox.path("home"));
     assert_eq!(input["hook_event_name"], "PreToolUse", "{input}");
     assert_eq!(input["tool_use_id"], CODEX_CALL, "{input}");
     assert_eq!(input["tool_name"], "Bash", "{input}");
@@ -667,8 +662,8 @@ fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer +
 
 /// A `gemini -p` run: its own HOME and working folder, the gateway as its API.
 struct GeminiCli {
-    home: tempfile::TempDir,
-    _work: tempfile::TempDir,
+    /// Its HOME and working folder.
+    sandbox: Sandbox,
     stdout: String,
 }
 
@@ -681,22 +676,22 @@ impl GeminiCli {
     /// when `hook`, merged into the settings the run needs.
     fn run_with(gateway: &Gateway, hook: bool) -> GeminiCli {
         let gemini = part(GEMINI_CLI);
-        let home = tempfile::tempdir().expect("a HOME");
-        let work = tempfile::tempdir().expect("a working folder");
+        let sandbox = Sandbox::new();
+        let home = sandbox.path("home");
         // With GOOGLE_GEMINI_BASE_URL set, the auth type the environment implies is "gateway",
         // which non-interactive mode rejects: the settings name the API key's.
-        std::fs::create_dir(home.path().join(".gemini")).unwrap();
+        std::fs::create_dir(home.join(".gemini")).unwrap();
         std::fs::write(
-            home.path().join(".gemini/settings.json"),
+            home.join(".gemini/settings.json"),
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )
         .unwrap();
         if hook {
-            install_hook("gemini-cli", &[("HOME", home.path())], &gateway.log);
-            let settings = home.path().join(".gemini/settings.json");
+            install_hook("gemini-cli", &[("HOME", &home)], &gateway.log);
+            let settings = home.join(".gemini/settings.json");
             let merged: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
             assert_eq!(merged["security"]["auth"]["selectedType"], "gemini-api-key");
-            record_hook(&settings, "BeforeTool", home.path());
+            record_hook(&settings, "BeforeTool", &home);
         }
         let mut command = Command::new(gemini);
         command
@@ -706,11 +701,9 @@ impl GeminiCli {
                 "-p",
                 "Print the marker in the shell, then say done.",
             ])
-            .current_dir(work.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("SHELL", "/bin/bash")
+            .current_dir(sandbox.path("work"));
+        sandbox.apply(&mut command);
+        command
             .env(
                 "GOOGLE_GEMINI_BASE_URL",
                 format!("http://{}", gateway.address),
@@ -726,16 +719,12 @@ impl GeminiCli {
             "gemini failed: {}\nstdout: {stdout}\nstderr: {stderr}",
             output.status
         );
-        GeminiCli {
-            home,
-            _work: work,
-            stdout,
-        }
+        GeminiCli { sandbox, stdout }
     }
 
     /// The session log, `HOME/.gemini/tmp/<folder>/chats/session-….jsonl`.
     fn session_log(&self) -> PathBuf {
-        only_file(&self.home.path().join(".gemini/tmp"), "session-", ".jsonl")
+        only_file(&self.sandbox.path("home/.gemini/tmp"), "session-", ".jsonl")
     }
 }
 
@@ -879,7 +868,7 @@ fn gemini_hook_session(strip: bool) {
     let gateway = Gateway::start(&upstream.url(), if strip { &[] } else { &["--no-strip"] });
     let cli = GeminiCli::run_with(&gateway, true);
     assert_eq!(cli.stdout.trim(), FINAL);
-    let (input, output) = recorded_hook(cli.home.path());
+    let (input, output) = recorded_hook(&cli.sandbox.path("home"));
     assert_eq!(input["hook_event_name"], "BeforeTool", "{input}");
     assert_eq!(input["tool_name"], "run_shell_command", "{input}");
     assert_eq!(input["tool_input"]["command"], MARKER_COMMAND, "{input}");

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::util::bounded::run_bounded;
 use crate::util::gateway::Gateway;
 use crate::util::real_parts::{part, CLAUDE_CODE};
+use crate::util::sandbox::Sandbox;
 use crate::util::upstream::declares_tools;
 use crate::util::{arg, extract_records, install_hook, installed_binary};
 
@@ -58,12 +59,11 @@ pub fn tool_use(id: &str, name: &str, input: Value) -> Value {
     json!({"type": "tool_use", "id": id, "name": name, "input": input})
 }
 
-/// A Claude Code run: its own HOME and working folder, the hook installed, the gateway as its
+/// A Claude Code run: its own HOME and working folder (a [`Sandbox`]), the hook installed, the gateway as its
 /// API.
 pub struct ClaudeCode {
-    home: tempfile::TempDir,
-    /// Kept until the run is dropped.
-    _cwd: tempfile::TempDir,
+    /// Its HOME and working folder, kept until the run is dropped.
+    sandbox: Sandbox,
     /// What `--output-format json` printed.
     result: Value,
 }
@@ -79,12 +79,12 @@ impl ClaudeCode {
         env: &[(&str, &str)],
     ) -> ClaudeCode {
         let claude = part(CLAUDE_CODE);
-        let home = tempfile::tempdir().expect("a HOME");
-        let cwd = tempfile::tempdir().expect("a working folder");
+        let sandbox = Sandbox::new();
+        let home = sandbox.path("home");
         // The hook as a person installs it: one command, into a HOME with no settings yet.
-        install_hook("claude-code", &[("HOME", home.path())], &gateway.log);
+        install_hook("claude-code", &[("HOME", &home)], &gateway.log);
         let settings: Value = serde_json::from_slice(
-            &std::fs::read(home.path().join(".claude/settings.json")).expect("settings written"),
+            &std::fs::read(home.join(".claude/settings.json")).expect("settings written"),
         )
         .unwrap();
         assert_eq!(
@@ -106,12 +106,10 @@ impl ClaudeCode {
                 "json",
             ])
             .args(args)
-            .current_dir(cwd.path())
-            // Nothing of this machine's own setup: only what the run is given.
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("SHELL", "/bin/bash")
+            .current_dir(sandbox.path("work"));
+        // Nothing of this machine's own setup: only what the run is given.
+        sandbox.apply(&mut command);
+        command
             .env("ANTHROPIC_BASE_URL", format!("http://{}", gateway.address))
             .env("ANTHROPIC_API_KEY", API_KEY)
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -128,11 +126,7 @@ impl ClaudeCode {
             .unwrap_or_else(|error| panic!("{error}: {stdout}\nstderr: {stderr}"));
         assert_eq!(result["is_error"], false, "{result}");
         assert_eq!(result["result"], FINAL, "{result}");
-        ClaudeCode {
-            home,
-            _cwd: cwd,
-            result,
-        }
+        ClaudeCode { sandbox, result }
     }
 
     pub fn session(&self) -> &str {
@@ -142,7 +136,7 @@ impl ClaudeCode {
     /// The session's transcript, `$HOME/.claude/projects/<folder>/<session>.jsonl`.
     pub fn transcript(&self) -> PathBuf {
         let name = format!("{}.jsonl", self.session());
-        let projects = self.home.path().join(".claude/projects");
+        let projects = self.sandbox.path("home").join(".claude/projects");
         std::fs::read_dir(&projects)
             .expect("Claude Code wrote its projects folder")
             .filter_map(Result::ok)
