@@ -11,16 +11,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::util::{
-    append_lines, arg, claude_call, installed_binary, lines_of, log_file, reasons, run,
-    run_with_stdin,
+    append_lines, arg, claude_call, installed_binary, lines_of, log_file, logged_line, reasons,
+    run, run_with_stdin,
 };
-
-/// A reasons-log line as the gateway writes it.
-fn logged(id: &str, tool: &str, touched: &str, reason: &str) -> String {
-    json!({"time": "2026-12-01T10:11:12.000Z", "via": "gateway", "tool": tool, "call_id": id,
-        "reason": reason, "touched": touched})
-    .to_string()
-}
 
 /// `reasons watch --plain ARGS`, its lines read as they come.
 struct Watch {
@@ -80,7 +73,7 @@ impl Drop for Watch {
 fn watch_plain_shows_the_last_calls_then_each_new_one_with_what_it_touched_first() {
     let lines: Vec<String> = (0..30)
         .map(|n| {
-            logged(
+            logged_line(
                 &format!("t{n}"),
                 "Bash",
                 &format!("echo {n}"),
@@ -99,7 +92,10 @@ fn watch_plain_shows_the_last_calls_then_each_new_one_with_what_it_touched_first
     for n in 21..30 {
         assert!(watch.next().contains(&format!("echo {n}")));
     }
-    append_lines(&log, &[logged("new", "Edit", "src/a.rs", "Fix the total")]);
+    append_lines(
+        &log,
+        &[logged_line("new", "Edit", "src/a.rs", "Fix the total")],
+    );
     assert_eq!(
         watch.next(),
         "10:11:12  gateway  Edit  src/a.rs  — model's reason: Fix the total"
@@ -118,7 +114,12 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
     // The gateway logs the reason, then the agent records the call without it: one call.
     append_lines(
         &log,
-        &[logged("toolu_1", "Bash", "cargo test", "Run the tests")],
+        &[logged_line(
+            "toolu_1",
+            "Bash",
+            "cargo test",
+            "Run the tests",
+        )],
     );
     assert_eq!(
         watch.next(),
@@ -152,7 +153,7 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
 
 #[test]
 fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
-    let (dir, log) = log_file("reasons.jsonl", &[logged("a", "Bash", "one", "First")]);
+    let (dir, log) = log_file("reasons.jsonl", &[logged_line("a", "Bash", "one", "First")]);
     let watch = Watch::start(&["--reasons-log", arg(&log)]);
     assert!(watch.next().contains("First"));
     // Truncated in place (copytruncate), then written again past the old end before watch
@@ -160,7 +161,7 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
     fs::write(&log, "").unwrap();
     append_lines(
         &log,
-        &[logged(
+        &[logged_line(
             "b",
             "Bash",
             "two",
@@ -170,17 +171,17 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
     assert!(watch.next().contains("Second"));
     fs::write(&log, "").unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    append_lines(&log, &[logged("b2", "Bash", "two", "Again")]);
+    append_lines(&log, &[logged_line("b2", "Bash", "two", "Again")]);
     assert!(watch.next().contains("Again"));
     // Renamed away and replaced: the old file's last line, then the new file's.
-    append_lines(&log, &[logged("c", "Bash", "three", "Third")]);
+    append_lines(&log, &[logged_line("c", "Bash", "three", "Third")]);
     fs::rename(&log, dir.path().join("reasons.jsonl.1")).unwrap();
-    append_lines(&log, &[logged("d", "Bash", "four", "Fourth")]);
+    append_lines(&log, &[logged_line("d", "Bash", "four", "Fourth")]);
     let (third, fourth) = (watch.next(), watch.next());
     assert!(third.contains("Third"), "{third}");
     assert!(fourth.contains("Fourth"), "{fourth}");
     // A line written in two pieces is one call, shown once it is whole.
-    let line = logged("e", "Bash", "five", "Fifth");
+    let line = logged_line("e", "Bash", "five", "Fifth");
     let (start, end) = line.split_at(20);
     let mut file = OpenOptions::new().append(true).open(&log).unwrap();
     file.write_all(start.as_bytes()).unwrap();
@@ -192,7 +193,7 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
 
 #[test]
 fn watch_plain_shows_control_sequences_as_marks() {
-    let hostile = logged(
+    let hostile = logged_line(
         "t1",
         "Bash",
         "rm -rf ~\u{1b}[2J",
@@ -210,7 +211,10 @@ fn watch_plain_shows_control_sequences_as_marks() {
 
 #[test]
 fn reasons_log_names_the_log_watch_and_the_hooks_read() {
-    let (_dir, log) = log_file("reasons.jsonl", &[logged("toolu_9", "Bash", "ls", "Look")]);
+    let (_dir, log) = log_file(
+        "reasons.jsonl",
+        &[logged_line("toolu_9", "Bash", "ls", "Look")],
+    );
     let mut child = reasons()
         .args(["watch", "--plain"])
         .env("REASONS_LOG", &log)

@@ -144,6 +144,22 @@ pub fn claude_call(session: &str, id: &str, tool: &str, input: serde_json::Value
     .to_string()
 }
 
+/// One reasons-log line as the gateway writes it (at 10:11:12 UTC, which `watch` shows).
+pub fn logged_line(call_id: &str, tool: &str, touched: &str, reason: &str) -> String {
+    serde_json::json!({"time": "2026-12-01T10:11:12.000Z", "via": "gateway", "tool": tool,
+        "call_id": call_id, "reason": reason, "touched": touched})
+    .to_string()
+}
+
+/// A reasons log at `path` as the gateway writes it, one record per `(tool, call id, reason)`.
+pub fn write_reasons_log(path: &Path, records: &[(&str, &str, &str)]) {
+    let text: String = records
+        .iter()
+        .map(|(tool, call_id, reason)| logged_line(call_id, tool, "", reason) + "\n")
+        .collect();
+    std::fs::write(path, text).expect("the reasons log is written");
+}
+
 /// A log file written into a fresh temporary directory.
 pub fn log_file(name: &str, lines: &[String]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("a temporary directory");
