@@ -174,7 +174,7 @@ fn a_hostile_log_adds_no_element_and_runs_no_script_in_the_browser() {
         .bytes()
         .map(|byte| format!("%{byte:02X}"))
         .collect();
-    let dom = crate::browser::dom(&url(&page, &format!("?tool={tool}")));
+    let dom = self::dom(&url(&page, &format!("?tool={tool}")));
     assert_eq!(root_attribute(&dom, "data-shown"), Some("3".to_owned()));
 }
 
