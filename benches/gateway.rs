@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 #[allow(dead_code)]
-#[path = "../tests/it/upstream.rs"]
+#[path = "../tests/it/util/upstream.rs"]
 mod upstream;
 
 use upstream::{

@@ -3,27 +3,11 @@
 //! folders, and named by `stats --by format`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::stores::{opencode_part, opencode_tool, store, KILO_TABLES, OPENCODE_SCHEMA};
-use crate::util::{arg, records, run};
-
-/// A reasons log as the gateway writes it, one record per `(tool, call id, reason)`.
-fn reasons_log(dir: &Path, logged: &[(&str, &str, &str)]) -> String {
-    let path = dir.join("reasons.jsonl");
-    let text: String = logged
-        .iter()
-        .map(|(tool, call_id, reason)| {
-            let record = json!({"time": "2026-12-01T10:00:00.000Z", "via": "gateway",
-                "tool": tool, "call_id": call_id, "reason": reason, "touched": ""});
-            format!("{record}\n")
-        })
-        .collect();
-    std::fs::write(&path, text).unwrap();
-    arg(&path).to_owned()
-}
+use crate::util::stores::{opencode_part, opencode_tool, store, KILO_TABLES, OPENCODE_SCHEMA};
+use crate::util::{arg, extract_records, records, run, write_reasons_log};
 
 /// A stripped call of every agent that gives its calls ids takes its reason from the reasons
 /// log by that id: OpenCode's and Kilo's `callID`, Copilot's `toolCallId`, Qwen's
@@ -39,8 +23,9 @@ fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
         "ses_k",
         &opencode_tool("call_kilo", json!({"command": "ls", "description": "List"})),
     );
-    let log = reasons_log(
-        dir.path(),
+    let log = dir.path().join("reasons.jsonl");
+    write_reasons_log(
+        &log,
         &[
             ("bash", "call_b1", "Run the tests that fail."),
             ("run_shell_command", "call_q2", "Qwen's reason."),
@@ -59,11 +44,10 @@ fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
         "samples/crush.db",
         "samples/goose.db",
     ];
-    let mut args = vec!["extract", "--format", "jsonl", "--reasons-log", &log];
+    let mut args = vec!["--reasons-log", arg(&log)];
     args.extend(paths);
-    let run = run(&args);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let joined: BTreeMap<String, Vec<(String, String)>> = records(&run.stdout)
+    let found = extract_records(&args);
+    let joined: BTreeMap<String, Vec<(String, String)>> = found
         .iter()
         .filter(|record| record["reason_from"] == "log")
         .fold(BTreeMap::new(), |mut joined, record| {
@@ -102,7 +86,7 @@ fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
     .collect();
     assert_eq!(joined, expected);
     // A call that carries its own reason keeps it, whatever the log says.
-    assert!(records(&run.stdout)
+    assert!(found
         .iter()
         .filter(|record| record["reason_from"] == "call")
         .all(|record| record["status"] != "missing"

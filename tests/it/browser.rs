@@ -18,10 +18,9 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::report::{hostile_log, shown_calls, HOSTILE};
-use crate::util::{arg, claude_call, root, run};
-
-const CHROMIUM: &str = "/usr/bin/chromium";
+use crate::util::real_parts::chromium;
+use crate::util::report_page::{hostile_log, shown_calls, Shown, HOSTILE};
+use crate::util::{arg, claude_call, corpus, root, run};
 
 /// What the browser wrote.
 struct Opened {
@@ -31,15 +30,12 @@ struct Opened {
 }
 
 /// Opens `url` in headless Chromium with `extra` arguments (a `--dump-dom` or `--screenshot`).
-fn chromium(url: &str, extra: &[&str]) -> Opened {
-    assert!(
-        Path::new(CHROMIUM).exists(),
-        "{CHROMIUM} is missing: `apt-get install -y chromium` (.ci/run installs it)"
-    );
+fn open_headless(url: &str, extra: &[&str]) -> Opened {
+    let chromium = chromium();
     let profile = tempfile::tempdir().unwrap();
     let output = Command::new("timeout")
         .arg("600")
-        .arg(CHROMIUM)
+        .arg(chromium)
         .args([
             "--headless",
             "--no-sandbox",
@@ -73,7 +69,7 @@ fn chromium(url: &str, extra: &[&str]) -> Opened {
 /// script saw no error.
 #[track_caller]
 fn dom(url: &str) -> String {
-    let opened = chromium(url, &["--dump-dom"]);
+    let opened = open_headless(url, &["--dump-dom"]);
     assert!(opened.console.is_empty(), "console: {:#?}", opened.console);
     let dom = String::from_utf8(opened.stdout).expect("the DOM is UTF-8");
     let root_tag = &dom[dom.find("<html").expect("an html element")..];
@@ -126,8 +122,7 @@ fn filters_read_from_the_address_leave_only_the_calls_they_name() {
     let page = write_page(dir.path(), &["samples"]);
     let html = std::fs::read_to_string(&page).unwrap();
     let calls = shown_calls(&html);
-    let expect =
-        |keep: &dyn Fn(&crate::report::Shown) -> bool| calls.iter().filter(|c| keep(c)).count();
+    let expect = |keep: &dyn Fn(&Shown) -> bool| calls.iter().filter(|c| keep(c)).count();
     let cases: [(&str, usize); 4] = [
         ("?status=missing", expect(&|c| c.status == "missing")),
         (
@@ -179,20 +174,20 @@ fn a_hostile_log_adds_no_element_and_runs_no_script_in_the_browser() {
         .bytes()
         .map(|byte| format!("%{byte:02X}"))
         .collect();
-    let dom = crate::browser::dom(&url(&page, &format!("?tool={tool}")));
+    let dom = self::dom(&url(&page, &format!("?tool={tool}")));
     assert_eq!(root_attribute(&dom, "data-shown"), Some("3".to_owned()));
 }
 
 #[test]
 #[ignore = "needs chromium: .ci/run installs it"]
 fn the_page_of_the_real_corpus_opens_with_every_call_and_no_console_message() {
-    let corpus = crate::report::corpus();
-    let extracted = run(&["extract", "--format", "jsonl", &corpus]);
+    let corpus = corpus();
+    let extracted = run(&["extract", "--format", "jsonl", arg(&corpus)]);
     assert_eq!(extracted.code, 0, "{}", extracted.stderr);
     let calls = extracted.stdout.lines().count();
     assert!(calls > 0);
     let dir = tempfile::tempdir().unwrap();
-    let page = write_page(dir.path(), &[&corpus]);
+    let page = write_page(dir.path(), &[arg(&corpus)]);
     let dom = dom(&url(&page, ""));
     assert_eq!(root_attribute(&dom, "data-ready"), Some(calls.to_string()));
     assert_eq!(dom.matches("<li class=\"call ").count(), calls);
@@ -211,7 +206,7 @@ fn a_screenshot_of_a_sample_page() {
         ],
     );
     let shot = root().join("target/report-samples.png");
-    let opened = chromium(
+    let opened = open_headless(
         &url(&page, ""),
         &[
             "--window-size=1200,1500",
@@ -299,7 +294,7 @@ fn a_page_of_100000_calls_opens_and_renders_in_the_browser() {
     // Every 15th call is a Bash call without a reason.
     assert_eq!(root_attribute(&dom, "data-shown").as_deref(), Some("6667"));
     let shot = dir.path().join("big.png");
-    chromium(
+    open_headless(
         &url(&page, ""),
         &[
             "--window-size=1200,1500",
@@ -319,8 +314,9 @@ mod seen {
     use serde_json::{json, Value};
 
     use super::write_page;
-    use crate::real_agents::{part, run_bounded};
-    use crate::report::shown_calls;
+    use crate::util::bounded::run_bounded;
+    use crate::util::real_parts::{chromium, part, BROWSER_PYTHON};
+    use crate::util::report_page::shown_calls;
     use crate::util::root;
 
     /// A desktop's viewport and a phone's, where the call's two columns become one.
@@ -379,12 +375,9 @@ mod seen {
 
     /// Opens every view of `page` in `plan`, returning what each one showed.
     pub fn measure(page: &Path, views: Vec<Value>) -> Vec<Value> {
-        let python = part("browser-venv/bin/python");
-        assert!(
-            Path::new(super::CHROMIUM).exists(),
-            "{} is missing: .ci/real-parts installs it",
-            super::CHROMIUM
-        );
+        let python = part(BROWSER_PYTHON);
+        // playwright drives Debian's chromium, which must be there too.
+        chromium();
         let plan = json!({"page": format!("file://{}", page.display()), "views": views});
         let plan_file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(plan_file.path(), plan.to_string()).unwrap();

@@ -2,9 +2,7 @@
 //! `SOURCES.md`. Ignored by a plain `cargo test`, since the corpus is not part of the crate; run
 //! with `--ignored`, it fails when the corpus is not beside the crate.
 
-use std::path::Path;
-
-use crate::util::{arg, run};
+use crate::util::{arg, corpus, run};
 
 /// `(folder/file, tool calls)` for each row of the tables in `SOURCES.md`, like
 /// `shared/bin/corpus-check` reads them.
@@ -33,9 +31,8 @@ fn expected(sources: &str) -> Vec<(String, u64)> {
 #[test]
 #[ignore = "reads ../shared/corpus, which is not part of the crate: run with --ignored (.ci/run does)"]
 fn every_corpus_file_yields_its_counted_calls() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    let sources = std::fs::read_to_string(corpus.join("SOURCES.md"))
-        .unwrap_or_else(|error| panic!("no corpus at {}: {error}", corpus.display()));
+    let corpus = corpus();
+    let sources = std::fs::read_to_string(corpus.join("SOURCES.md")).expect("SOURCES.md is read");
     let rows = expected(&sources);
     assert!(!rows.is_empty(), "no rows read from SOURCES.md");
     let mut differ = Vec::new();

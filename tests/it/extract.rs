@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::util::{arg, claude_call, lines_of, log_file, reasons, records, run, run_with_stdin};
+use crate::util::{
+    append_lines, arg, claude_call, lines_of, log_file, reasons, records, run, run_with_stdin,
+};
 
 /// A session with one call of each audited status.
 fn mixed_session() -> Vec<String> {
@@ -203,11 +205,6 @@ impl Followed {
     }
 }
 
-fn append(path: &std::path::Path, line: &str) {
-    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
-    writeln!(file, "{line}").unwrap();
-}
-
 #[test]
 fn follow_reads_lines_appended_to_a_file() {
     let lines = mixed_session();
@@ -217,7 +214,7 @@ fn follow_reads_lines_appended_to_a_file() {
     // Appended once the follower waits at the end of the file, not while it still reads.
     #[cfg(target_os = "linux")]
     crate::util::wait_until_read(followed.child.id(), &path);
-    append(&path, &lines[3]);
+    append_lines(&path, &lines[3..4]);
     assert_eq!(followed.next()["call_id"], "t4");
     followed.stop();
 }
@@ -238,7 +235,7 @@ fn follow_reads_a_log_truncated_in_place_again_from_its_start() {
         message.ends_with("truncated; reading it from the start"),
         "{message}"
     );
-    append(&path, &lines[3]);
+    append_lines(&path, &lines[3..4]);
     let record = followed.next();
     assert_eq!(record["call_id"], "t4");
     assert_eq!(record["line"], 1);

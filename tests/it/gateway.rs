@@ -1,130 +1,18 @@
 //! `reasons gateway` between a client and a scripted Messages API on loopback.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::upstream::{
-    bash_tool, listening_address, message_events, messages_request, request, sse,
-    whole_start_events, Answer, Upstream,
+use crate::util::gateway::{Gateway, SECRET};
+use crate::util::read_reasons_log;
+use crate::util::upstream::{
+    bash_tool, message_events, messages_request, request, sse, whole_start_events, Answer, Upstream,
 };
-use crate::util::{arg, read_reasons_log, reasons};
-
-/// A running gateway; killed when dropped.
-pub struct Gateway {
-    child: Child,
-    pub address: SocketAddr,
-    /// The line that says where it listens and where it forwards.
-    pub startup: String,
-    pub log: PathBuf,
-    stderr: Arc<Mutex<String>>,
-    _dir: Option<tempfile::TempDir>,
-}
-
-impl Gateway {
-    pub fn start(upstream: &str, extra: &[&str]) -> Gateway {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let log = dir.path().join("reasons.jsonl");
-        let mut gateway = Gateway::start_logging_to(upstream, &log, extra);
-        gateway._dir = Some(dir);
-        gateway
-    }
-
-    pub fn start_logging_to(upstream: &str, log: &Path, extra: &[&str]) -> Gateway {
-        Gateway::start_with(&["--upstream", upstream], log, extra)
-    }
-
-    /// A gateway with these `--upstream` arguments (none: each provider's own API).
-    pub fn start_with(upstreams: &[&str], log: &Path, extra: &[&str]) -> Gateway {
-        let mut child = reasons()
-            .args(["gateway", "--listen", "127.0.0.1:0"])
-            .args(upstreams)
-            .args(["--reasons-log", arg(log)])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("reasons gateway starts");
-        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        // The gateway says where it listens once its port is open; warnings may come first.
-        let mut before = String::new();
-        let address = loop {
-            let mut line = String::new();
-            let read = stderr
-                .read_line(&mut line)
-                .expect("the gateway writes on stderr");
-            assert!(read > 0, "the gateway ended before listening: {before}");
-            match listening_address(&line) {
-                Some(address) => break (address, line),
-                None => before.push_str(&line),
-            }
-        };
-        let (address, startup) = address;
-        let collected = Arc::new(Mutex::new(before));
-        {
-            let collected = Arc::clone(&collected);
-            thread::spawn(move || {
-                let mut line = String::new();
-                while stderr.read_line(&mut line).is_ok_and(|n| n > 0) {
-                    collected.lock().unwrap().push_str(&line);
-                    line.clear();
-                }
-            });
-        }
-        Gateway {
-            child,
-            address,
-            startup,
-            log: log.to_owned(),
-            stderr: collected,
-            _dir: None,
-        }
-    }
-
-    /// What the gateway wrote on stderr besides where it listens, once `expected` is among it.
-    pub fn stderr_once(&self, expected: &str) -> String {
-        self.stderr_until(|text| text.contains(expected))
-    }
-
-    /// What the gateway wrote on stderr, once `done` says it is all there (or after 10 seconds).
-    pub fn stderr_until(&self, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let text = self.stderr.lock().unwrap().clone();
-            if done(&text) || Instant::now() > deadline {
-                return text;
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    pub fn post(&self, path: &str, body: &[u8]) -> crate::upstream::Reply {
-        request(
-            self.address,
-            "POST",
-            path,
-            &[("content-type", "application/json"), ("x-api-key", SECRET)],
-            body,
-        )
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The credential every test sends: it must reach the upstream and nothing else.
-pub const SECRET: &str = "sk-ant-test-0123456789-secret";
 
 const REASON: &str = "Find the config file the user asked about";
 

@@ -3,11 +3,11 @@
 
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::upstream::{
+use crate::util::gateway::Gateway;
+use crate::util::read_reasons_log;
+use crate::util::upstream::{
     chat_chunks, chat_completion, gemini_chunk, request, responses_events, Answer, Upstream,
 };
-use crate::util::read_reasons_log;
 
 const REASON: &str = "Count the lines the user asked about";
 
@@ -214,16 +214,15 @@ fn named_upstream(name: &'static str) -> Upstream {
 fn one_gateway_sends_each_api_to_its_own_upstream() {
     let [anthropic, openai, gemini] = ["anthropic", "openai", "gemini"].map(named_upstream);
     let dir = tempfile::tempdir().unwrap();
-    let upstreams = [
-        format!("openai={}", openai.url()),
-        format!("anthropic={}", anthropic.url()),
-        format!("gemini={}/prefix", gemini.url()),
-    ];
-    let args: Vec<&str> = upstreams
-        .iter()
-        .flat_map(|upstream| ["--upstream", upstream.as_str()])
-        .collect();
-    let gateway = Gateway::start_with(&args, &dir.path().join("r.jsonl"), &[]);
+    let gateway = Gateway::start_per_api(
+        &[
+            ("openai", &openai.url()),
+            ("anthropic", &anthropic.url()),
+            ("gemini", &format!("{}/prefix", gemini.url())),
+        ],
+        &dir.path().join("r.jsonl"),
+        &[],
+    );
     for (name, upstream) in [
         ("anthropic", &anthropic),
         ("openai", &openai),

@@ -1,12 +1,11 @@
 //! `reasons gateway` gives the model its own reasons back: each call of the history an agent
 //! sends, whose id the reasons log holds, gets the logged reason again on its way upstream.
 
-use std::path::Path;
-
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::upstream::{bash_tool, Answer, Upstream};
+use crate::util::gateway::Gateway;
+use crate::util::upstream::{bash_tool, Answer, Upstream};
+use crate::util::write_reasons_log;
 
 const REASON: &str = "Find the config file the user asked about";
 
@@ -41,18 +40,6 @@ fn echo_upstream() -> Upstream {
     })
 }
 
-fn write_log(path: &Path, records: &[(&str, &str, &str)]) {
-    let text: String = records
-        .iter()
-        .map(|(tool, id, reason)| {
-            let record = json!({"time": "2026-12-01T00:00:00.000Z", "via": "gateway",
-                "tool": tool, "call_id": id, "reason": reason});
-            format!("{record}\n")
-        })
-        .collect();
-    std::fs::write(path, text).unwrap();
-}
-
 /// The input of the history's call as the upstream received it in request `n`.
 fn sent_input(upstream: &Upstream, n: usize) -> Value {
     upstream.received()[n].json()["messages"][1]["content"][1]["input"].clone()
@@ -64,7 +51,7 @@ fn a_history_call_gets_its_logged_reason_back_the_same_bytes_every_time() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("reasons.jsonl");
     // Logged before this gateway started: a restarted gateway still finds it.
-    write_log(&log, &[("Bash", "toolu_01", REASON)]);
+    write_reasons_log(&log, &[("Bash", "toolu_01", REASON)]);
     let gateway = Gateway::start_logging_to(&upstream.url(), &log, &[]);
     let body = second_turn("toolu_01", json!({"command": "find . -name '*.yml'"}));
     for _ in 0..2 {
@@ -95,7 +82,7 @@ fn calls_with_a_reason_of_their_own_unknown_ids_and_other_tools_go_on_as_they_ca
     let upstream = echo_upstream();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("reasons.jsonl");
-    write_log(
+    write_reasons_log(
         &log,
         &[
             ("Bash", "toolu_own", "logged"),
@@ -130,7 +117,7 @@ fn the_first_logged_reason_wins_and_no_restore_turns_it_off() {
     let upstream = echo_upstream();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("reasons.jsonl");
-    write_log(
+    write_reasons_log(
         &log,
         &[
             ("Bash", "toolu_01", "first"),
@@ -183,7 +170,7 @@ fn a_history_the_gateway_cannot_read_still_goes_upstream_as_it_came() {
     let upstream = echo_upstream();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("reasons.jsonl");
-    write_log(&log, &[("Bash", "toolu_01", REASON)]);
+    write_reasons_log(&log, &[("Bash", "toolu_01", REASON)]);
     let gateway = Gateway::start_logging_to(&upstream.url(), &log, &[]);
     let tools = json!([bash_tool()]);
     let bodies = [

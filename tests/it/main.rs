@@ -28,6 +28,5 @@ mod stats;
 mod stores;
 mod streamed_calls;
 mod tables;
-mod upstream;
 mod util;
 mod watch;

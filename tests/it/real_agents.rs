@@ -1,167 +1,23 @@
 //! The real third-party parts through `reasons gateway` and `reasons proxy`: the official
 //! `anthropic` Python SDK, and the real Claude Code with MCP servers, each against the scripted
-//! Messages API of `upstream.rs`.
+//! Messages API of `util/upstream.rs`.
 //!
 //! They are installed by `.ci/real-parts target/real-parts`, which `.ci/run` runs before the
 //! ignored tests. Each test here is ignored by a plain `cargo test`, and fails (never passes by
 //! skipping) when a part is missing.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
-use std::thread;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::upstream::{message, message_events, whole_start_events, Answer, Received, Upstream};
-use crate::util::{arg, mcp_fixture, read_reasons_log, reasons, records, root};
-
-/// Where `.ci/real-parts` put the parts.
-fn real_parts() -> PathBuf {
-    root().join("target").join("real-parts")
-}
-
-/// One installed part, which must be there.
-#[track_caller]
-pub(crate) fn part(path: &str) -> PathBuf {
-    let path = real_parts().join(path);
-    assert!(
-        path.exists(),
-        "{} is missing: install the real parts with `.ci/real-parts target/real-parts`",
-        path.display()
-    );
-    path
-}
-
-/// How long any one real part may run before the test kills it and fails.
-const LIMIT: Duration = Duration::from_secs(120);
-
-/// Runs `command` to its end with nothing on stdin, killing it and everything it started when it
-/// runs past `LIMIT`.
-#[track_caller]
-pub(crate) fn run_bounded(command: Command) -> Output {
-    run_bounded_within(command, LIMIT)
-}
-
-/// `run_bounded` with a limit of the caller's.
-#[track_caller]
-pub(crate) fn run_bounded_within(mut command: Command, limit: Duration) -> Output {
-    // Its own process group, so that a timeout ends what it started too (MCP servers, the proxy).
-    command
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"));
-    let read_all = |mut pipe: Box<dyn Read + Send>| {
-        let (done, result) = mpsc::channel();
-        thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            let _ = done.send(bytes);
-        });
-        result
-    };
-    let stdout = read_all(Box::new(child.stdout.take().expect("stdout")));
-    let stderr = read_all(Box::new(child.stderr.take().expect("stderr")));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the child can be waited for") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            break None;
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    // What is left of the pipes once the child is gone; a grandchild holding them open is not
-    // waited for past the deadline.
-    let rest = |pipe: mpsc::Receiver<Vec<u8>>| {
-        let wait = deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(5);
-        String::from_utf8_lossy(&pipe.recv_timeout(wait).unwrap_or_default()).into_owned()
-    };
-    let Some(status) = status else {
-        // The group is still there: its leader is not reaped yet.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .status();
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!(
-            "{command:?} ran past {limit:?}\nstdout: {}\nstderr: {}",
-            rest(stdout),
-            rest(stderr)
-        );
-    };
-    Output {
-        status,
-        stdout: rest(stdout).into_bytes(),
-        stderr: rest(stderr).into_bytes(),
-    }
-}
-
-// ---- a scripted model -------------------------------------------------------------------------
-
-/// The `tool_result` a request's history holds for the call `id`.
-fn tool_result(request: &Value, id: &str) -> Option<Value> {
-    request["messages"]
-        .as_array()?
-        .iter()
-        .filter_map(|message| message["content"].as_array())
-        .flatten()
-        .find(|block| block["type"] == "tool_result" && block["tool_use_id"] == id)
-        .cloned()
-}
-
-/// The text a `tool_result` holds, whether its content is a string or blocks.
-fn result_text(result: &Value) -> String {
-    match &result["content"] {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|block| block["text"].as_str())
-            .collect(),
-        other => other.to_string(),
-    }
-}
-
-const FINAL: &str = "Done.";
-
-/// A model that makes these calls one turn at a time, each once its history holds the result of
-/// the one before, then answers in text. A request without tools (a side request) gets text.
-pub fn scripted(calls: Vec<Value>) -> impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static {
-    move |request| {
-        let has_tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
-        let next = calls
-            .iter()
-            .find(|call| tool_result(request, call["id"].as_str().unwrap()).is_none());
-        match next {
-            Some(call) if has_tools => vec![call.clone()],
-            _ => vec![json!({"type": "text", "text": FINAL})],
-        }
-    }
-}
-
-fn call(id: &str, name: &str, input: Value) -> Value {
-    json!({"type": "tool_use", "id": id, "name": name, "input": input})
-}
-
-/// The main loop's requests: `POST /v1/messages` with tools.
-fn main_requests(upstream: &Upstream) -> Vec<Value> {
-    upstream
-        .received()
-        .iter()
-        .filter(|request| request.method == "POST" && request.path.starts_with("/v1/messages"))
-        .map(Received::json)
-        .filter(|body| body["tools"].as_array().is_some_and(|t| !t.is_empty()))
-        .collect()
-}
+use crate::util::claude_code::{
+    bash_call, result_text, scripted, tool_result, tool_use, ClaudeCode, API_KEY, BASH_ID,
+    BASH_REASON, FINAL,
+};
+use crate::util::gateway::Gateway;
+use crate::util::real_parts::{part, python_script, MCP_SERVER_EVERYTHING};
+use crate::util::upstream::{message, message_events, whole_start_events, Answer, Upstream};
+use crate::util::{arg, mcp_fixture, read_reasons_log};
 
 /// The declaration of `name` in a request.
 #[track_caller]
@@ -188,12 +44,11 @@ const SDK_REASON: &str = "Find the config file the user asked about";
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
-    let python = part("venv/bin/python");
     // The user's message names the way the SDK asks; the call's id says which it was.
     let answer = |way: &str| {
         vec![
             json!({"type": "text", "text": "Let me look for it."}),
-            call(
+            tool_use(
                 &format!("toolu_{way}"),
                 "Bash",
                 json!({"command": "find . -name '*.yml'", "reason": SDK_REASON}),
@@ -210,17 +65,10 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
         }
     });
     let gateway = Gateway::start(&upstream.url(), &[]);
-    let mut command = Command::new(python);
-    command
-        .arg(root().join("tests/it/python/anthropic_client.py"))
-        .arg(format!("http://{}", gateway.address))
-        // No ANTHROPIC_* settings or HTTP proxies of this machine's.
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    let output = run_bounded(command);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    let got: Value = serde_json::from_slice(&output.stdout).expect("the script prints JSON");
+    let got = python_script(
+        "anthropic_client.py",
+        &[&format!("http://{}", gateway.address)],
+    );
 
     for way in ["create", "stream", "raw", "whole"] {
         assert_eq!(
@@ -251,173 +99,6 @@ fn real_anthropic_sdk_gets_calls_without_the_reason_plain_and_streamed() {
     );
 }
 
-// ---- the real Claude Code ---------------------------------------------------------------------
-
-/// A Claude Code run: its own HOME and working folder, the hook installed, the gateway as its
-/// API.
-pub struct ClaudeCode {
-    home: tempfile::TempDir,
-    /// Kept until the run is dropped.
-    _cwd: tempfile::TempDir,
-    /// What `--output-format json` printed.
-    result: Value,
-}
-
-impl ClaudeCode {
-    /// Runs `claude -p PROMPT --allowedTools ALLOWED --output-format json ARGS` against
-    /// `gateway`, with `env` added, and with the PreToolUse hook reading `gateway`'s log.
-    pub fn run(
-        gateway: &Gateway,
-        prompt: &str,
-        allowed: &str,
-        args: &[&str],
-        env: &[(&str, &str)],
-    ) -> ClaudeCode {
-        let claude = part("npm/node_modules/.bin/claude");
-        let home = tempfile::tempdir().expect("a HOME");
-        let cwd = tempfile::tempdir().expect("a working folder");
-        // The hook as a person installs it: one command, into a HOME with no settings yet.
-        let installed = reasons()
-            .args([
-                "hook",
-                "install",
-                "claude-code",
-                "--reasons-log",
-                arg(&gateway.log),
-            ])
-            .env("HOME", home.path())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .output()
-            .expect("reasons runs");
-        assert!(
-            installed.status.success(),
-            "{}",
-            String::from_utf8_lossy(&installed.stderr)
-        );
-        let settings: Value = serde_json::from_slice(
-            &std::fs::read(home.path().join(".claude/settings.json")).expect("settings written"),
-        )
-        .unwrap();
-        assert_eq!(
-            settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
-            format!(
-                "{} hook claude-code --reasons-log {}",
-                std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons"))
-                    .unwrap()
-                    .display(),
-                gateway.log.display()
-            )
-        );
-        let mut command = Command::new(claude);
-        command
-            .args([
-                "-p",
-                prompt,
-                "--allowedTools",
-                allowed,
-                "--output-format",
-                "json",
-            ])
-            .args(args)
-            .current_dir(cwd.path())
-            // Nothing of this machine's own setup: only what the run is given.
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("SHELL", "/bin/bash")
-            .env("ANTHROPIC_BASE_URL", format!("http://{}", gateway.address))
-            .env("ANTHROPIC_API_KEY", API_KEY)
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .envs(env.iter().copied());
-        let output = run_bounded(command);
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "claude failed: {}\nstdout: {stdout}\nstderr: {stderr}",
-            output.status
-        );
-        let result: Value = serde_json::from_str(stdout.trim())
-            .unwrap_or_else(|error| panic!("{error}: {stdout}\nstderr: {stderr}"));
-        assert_eq!(result["is_error"], false, "{result}");
-        assert_eq!(result["result"], FINAL, "{result}");
-        ClaudeCode {
-            home,
-            _cwd: cwd,
-            result,
-        }
-    }
-
-    fn session(&self) -> &str {
-        self.result["session_id"].as_str().expect("a session id")
-    }
-
-    /// The session's transcript, `$HOME/.claude/projects/<folder>/<session>.jsonl`.
-    fn transcript(&self) -> PathBuf {
-        let name = format!("{}.jsonl", self.session());
-        let projects = self.home.path().join(".claude/projects");
-        std::fs::read_dir(&projects)
-            .expect("Claude Code wrote its projects folder")
-            .filter_map(Result::ok)
-            .map(|folder| folder.path().join(&name))
-            .find(|path| path.exists())
-            .unwrap_or_else(|| panic!("no transcript {name} under {}", projects.display()))
-    }
-
-    /// The transcript's attachments of this type for the call `id`.
-    fn attachments(&self, kind: &str, id: &str) -> Vec<Value> {
-        std::fs::read_to_string(self.transcript())
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
-            .filter(|line| line["type"] == "attachment")
-            .map(|line| line["attachment"].clone())
-            .filter(|attachment| attachment["type"] == kind && attachment["toolUseID"] == id)
-            .collect()
-    }
-
-    /// What the hook showed the person for the call `id`: its `systemMessage`, as Claude Code
-    /// recorded both the hook's output and the message it showed.
-    #[track_caller]
-    fn hook_message(&self, id: &str) -> String {
-        let success = self.attachments("hook_success", id);
-        assert_eq!(success.len(), 1, "one hook run for {id}: {success:?}");
-        let stdout: Value = serde_json::from_str(success[0]["stdout"].as_str().unwrap())
-            .expect("the hook printed JSON");
-        let shown = self.attachments("hook_system_message", id);
-        assert_eq!(shown.len(), 1, "{shown:?}");
-        assert_eq!(shown[0]["content"], stdout["systemMessage"]);
-        stdout["systemMessage"].as_str().unwrap().to_owned()
-    }
-
-    /// `reasons extract --reasons-log LOG TRANSCRIPT --format jsonl`.
-    fn extract(&self, log: &Path) -> Vec<Value> {
-        let mut command = reasons();
-        command
-            .args(["extract", "--reasons-log", arg(log)])
-            .arg(self.transcript())
-            .args(["--format", "jsonl"]);
-        let output = run_bounded(command);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{stderr}");
-        records(&String::from_utf8_lossy(&output.stdout))
-    }
-}
-
-/// The key Claude Code is given: any string does, against the scripted upstream.
-const API_KEY: &str = "sk-ant-test-claude-code-key";
-
-pub const BASH_ID: &str = "toolu_real_bash";
-pub const BASH_REASON: &str = "Show the user the greeting they asked for";
-
-pub fn bash_call() -> Value {
-    call(
-        BASH_ID,
-        "Bash",
-        json!({"command": "echo hello-from-stub", "reason": BASH_REASON}),
-    )
-}
-
 /// The model calls Bash with a reason through the gateway; Claude Code runs it.
 fn bash_session() -> (Upstream, Gateway, ClaudeCode) {
     let upstream = Upstream::messages(scripted(vec![bash_call()]));
@@ -436,7 +117,7 @@ fn bash_session() -> (Upstream, Gateway, ClaudeCode) {
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_runs_a_bash_call_whose_reason_the_gateway_took_to_the_log_and_the_hook() {
     let (upstream, gateway, claude) = bash_session();
-    let requests = main_requests(&upstream);
+    let requests = upstream.tool_requests("/v1/messages");
     assert_eq!(requests.len(), 2, "a tool call, then the final text");
     // The model was offered `reason` on Bash, beside Bash's own properties.
     let schema = &declared(&requests[0], "Bash")["input_schema"];
@@ -507,7 +188,7 @@ fn history_input(request: &Value, id: &str) -> Value {
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_sees_its_own_reason_in_the_next_turn_which_replays_to_the_same_bytes() {
     let (upstream, gateway, claude) = bash_session();
-    let requests = main_requests(&upstream);
+    let requests = upstream.tool_requests("/v1/messages");
     assert_eq!(requests.len(), 2, "a tool call, then the final text");
     // The second turn's history holds the first call with the reason the model gave it.
     assert_eq!(
@@ -535,7 +216,7 @@ fn real_claude_code_sees_its_own_reason_in_the_next_turn_which_replays_to_the_sa
         .replace(&restored, "");
     assert!(!as_claude_sent.contains(BASH_REASON));
     for _ in 0..2 {
-        let replayed = crate::upstream::request(
+        let replayed = crate::util::upstream::request(
             gateway.address,
             "POST",
             &second.path,
@@ -552,12 +233,12 @@ fn real_claude_code_sees_its_own_reason_in_the_next_turn_which_replays_to_the_sa
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_runs_parallel_calls_each_with_its_own_logged_reason() {
     let calls = [
-        call(
+        tool_use(
             "toolu_real_one",
             "Bash",
             json!({"command": "echo one", "reason": "First"}),
         ),
-        call(
+        tool_use(
             "toolu_real_two",
             "Bash",
             json!({"command": "echo two", "reason": "Second"}),
@@ -572,7 +253,7 @@ fn real_claude_code_runs_parallel_calls_each_with_its_own_logged_reason() {
         );
     let gateway = Gateway::start(&upstream.url(), &[]);
     let claude = ClaudeCode::run(&gateway, "Run both", "Bash", &[], &[]);
-    let requests = main_requests(&upstream);
+    let requests = upstream.tool_requests("/v1/messages");
     for (id, output, reason) in [
         ("toolu_real_one", "one", "First"),
         ("toolu_real_two", "two", "Second"),
@@ -625,7 +306,8 @@ fn real_claude_code_falls_back_to_a_plain_answer_which_the_gateway_strips_too() 
         &[],
         &[],
     );
-    let plain: Vec<Value> = main_requests(&upstream)
+    let plain: Vec<Value> = upstream
+        .tool_requests("/v1/messages")
         .into_iter()
         .filter(|request| request.get("stream").is_none())
         .collect();
@@ -682,7 +364,7 @@ enum Servers {
 /// An `--mcp-config` with two stdio servers, `everything` (the reference MCP server) and
 /// `fixture` (which answers with the arguments it received), proxied ones logging to `log`.
 fn mcp_config(dir: &Path, log: &Path, servers: Servers) -> PathBuf {
-    let everything = part("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let everything = part(MCP_SERVER_EVERYTHING);
     let start = |command: Vec<String>| match servers {
         Servers::Direct => json!({"type": "stdio", "command": command[0], "args": command[1..]}),
         Servers::Proxied => {
@@ -710,12 +392,12 @@ fn mcp_session(
     before: Vec<Value>,
 ) -> (Vec<Value>, Gateway, ClaudeCode) {
     let mut calls = before;
-    calls.push(call(
+    calls.push(tool_use(
         ECHO_ID,
         "mcp__everything__echo",
         json!({"message": "hi-from-stub", "reason": ECHO_REASON}),
     ));
-    calls.push(call(
+    calls.push(tool_use(
         FIXTURE_ID,
         "mcp__fixture__echo",
         json!({"text": "hi-from-stub", "reason": FIXTURE_REASON}),
@@ -731,7 +413,7 @@ fn mcp_session(
         &["--mcp-config", arg(&config), "--strict-mcp-config"],
         env,
     );
-    (main_requests(&upstream), gateway, claude)
+    (upstream.tool_requests("/v1/messages"), gateway, claude)
 }
 
 /// What every MCP session shows, however the tools were declared: each call reached its server
@@ -856,7 +538,7 @@ const SEARCH_REASON: &str = "Load the echo tools before calling them";
 
 /// ToolSearch first, then the MCP tools it loaded.
 fn tool_search_session(servers: Servers) -> (Vec<Value>, Gateway, ClaudeCode) {
-    let search = call(
+    let search = tool_use(
         SEARCH_ID,
         "ToolSearch",
         json!({"query": "select:mcp__everything__echo,mcp__fixture__echo", "max_results": 5,

@@ -1,6 +1,6 @@
 //! The real parts on the OpenAI and Gemini side through `reasons gateway`: the official `openai`
 //! and `google-genai` Python SDKs, the real Codex CLI and the real Gemini CLI, each against a
-//! scripted model API of `upstream.rs` on loopback.
+//! scripted model API of `util/upstream.rs` on loopback.
 //!
 //! They are installed by `.ci/real-parts target/real-parts`, which `.ci/run` runs before the
 //! ignored tests. Each test here is ignored by a plain `cargo test`, and fails (never passes by
@@ -11,33 +11,17 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::real_agents::{self, part, run_bounded, ClaudeCode};
-use crate::upstream::{chat_chunks, chat_completion, responses_events, Answer, Received, Upstream};
-use crate::util::{arg, read_reasons_log, reasons, records, root};
-
-/// Runs one of the Python scripts in `tests/it/python` with the venv's interpreter, and parses
-/// the JSON it prints.
-#[track_caller]
-fn python_script(script: &str, args: &[&str]) -> Value {
-    let mut command = Command::new(part("venv/bin/python"));
-    command
-        .arg(root().join("tests/it/python").join(script))
-        .args(args)
-        // No OPENAI_*, GEMINI_* or GOOGLE_* settings or HTTP proxies of this machine's: the
-        // scripts name everything they need.
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    let output = run_bounded(command);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{script} failed: {stderr}");
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
-        panic!(
-            "{script} printed no JSON ({error}): {}\nstderr: {stderr}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
-}
+use crate::util::bounded::run_bounded;
+use crate::util::claude_code::{bash_call, scripted, ClaudeCode, BASH_ID, BASH_REASON};
+use crate::util::gateway::Gateway;
+use crate::util::real_parts::{part, python_script, CODEX, GEMINI_CLI};
+use crate::util::sandbox::Sandbox;
+use crate::util::upstream::{
+    chat_chunks, chat_completion, declares_tools, responses_events, Answer, Received, Upstream,
+};
+use crate::util::{
+    arg, extract_records, install_hook, installed_binary, only_file, read_reasons_log,
+};
 
 /// A request's path without its query.
 fn path_of(request: &Received) -> &str {
@@ -109,31 +93,6 @@ fn gemini_events(chunks: &[Value]) -> Vec<Vec<u8>> {
 fn parsed(arguments: &Value) -> Value {
     let text = arguments.as_str().unwrap_or_else(|| panic!("{arguments}"));
     serde_json::from_str(text).unwrap_or_else(|error| panic!("{error}: {text}"))
-}
-
-/// `reasons extract ARGS --format jsonl`, its records.
-#[track_caller]
-fn extract(args: &[&str]) -> Vec<Value> {
-    let output = reasons()
-        .arg("extract")
-        .args(args)
-        .args(["--format", "jsonl"])
-        .output()
-        .expect("reasons extract runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "extract {args:?}: {}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    records(&stdout)
-}
-
-/// The one file under `dir` (at any depth) whose name starts with `prefix` and ends with
-/// `.jsonl`.
-#[track_caller]
-fn only_jsonl(dir: &Path, prefix: &str) -> PathBuf {
-    crate::util::only_file(dir, prefix, ".jsonl")
 }
 
 // ---- the openai SDK ---------------------------------------------------------------------------
@@ -362,8 +321,8 @@ fn codex_model(request: &Received) -> Answer {
 
 /// A `codex exec` run: its own CODEX_HOME and working folder, the gateway as its model provider.
 struct Codex {
-    home: tempfile::TempDir,
-    _work: tempfile::TempDir,
+    /// Its HOME (its CODEX_HOME too) and working folder.
+    sandbox: Sandbox,
     /// The `--json` events it printed.
     events: Vec<Value>,
 }
@@ -377,16 +336,16 @@ impl Codex {
     /// trusted for this run only (`--dangerously-bypass-hook-trust`: a headless run cannot be
     /// asked).
     fn run_with(gateway: &Gateway, hook: bool) -> Codex {
-        let codex = part("npm/node_modules/.bin/codex");
-        let home = tempfile::tempdir().expect("a CODEX_HOME");
-        let work = tempfile::tempdir().expect("a working folder");
+        let codex = part(CODEX);
+        let sandbox = Sandbox::new();
+        let home = sandbox.path("home");
         let config = format!(
             "model = \"gpt-5.5\"\nmodel_provider = \"reasons\"\n\n\
              [model_providers.reasons]\nname = \"reasons gateway\"\n\
              base_url = \"http://{}/v1\"\nwire_api = \"responses\"\nenv_key = \"REASONS_TEST_KEY\"\n",
             gateway.address
         );
-        std::fs::write(home.path().join("config.toml"), config).unwrap();
+        std::fs::write(home.join("config.toml"), config).unwrap();
         let mut command = Command::new(codex);
         command.args([
             "exec",
@@ -395,19 +354,17 @@ impl Codex {
             "--json",
         ]);
         if hook {
-            install_hook("codex", &[("CODEX_HOME", home.path())], &gateway.log);
-            record_hook(&home.path().join("hooks.json"), "PreToolUse", home.path());
+            install_hook("codex", &[("CODEX_HOME", &home)], &gateway.log);
+            record_hook(&home.join("hooks.json"), "PreToolUse", &home);
             command.arg("--dangerously-bypass-hook-trust");
         }
         command
             .arg("Print the marker in the shell, then say done.")
-            .current_dir(work.path())
-            // Nothing of this machine's own setup: only what the run is given.
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("CODEX_HOME", home.path())
-            .env("SHELL", "/bin/bash")
+            .current_dir(sandbox.path("work"));
+        // Nothing of this machine's own setup: only what the run is given.
+        sandbox.apply(&mut command);
+        command
+            .env("CODEX_HOME", &home)
             .env("REASONS_TEST_KEY", "sk-test-not-a-key");
         let output = run_bounded(command);
         let stdout = String::from_utf8_lossy(&output.stdout);
@@ -421,11 +378,7 @@ impl Codex {
             .lines()
             .filter_map(|line| serde_json::from_str(line).ok())
             .collect();
-        Codex {
-            home,
-            _work: work,
-            events,
-        }
+        Codex { sandbox, events }
     }
 
     /// The thread id the run printed first.
@@ -440,29 +393,8 @@ impl Codex {
 
     /// The run's rollout, `CODEX_HOME/sessions/YYYY/MM/DD/rollout-….jsonl`.
     fn rollout(&self) -> PathBuf {
-        only_jsonl(&self.home.path().join("sessions"), "rollout-")
+        only_file(&self.sandbox.path("home/sessions"), "rollout-", ".jsonl")
     }
-}
-
-/// Runs `reasons hook install AGENT --reasons-log LOG` with `env`, and checks what it says.
-fn install_hook(agent: &str, env: &[(&str, &Path)], log: &Path) {
-    let mut command = reasons();
-    command.args(["hook", "install", agent, "--reasons-log", arg(log)]);
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().expect("reasons runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.starts_with("Added the "), "{stdout}");
-    assert!(
-        stdout.contains(&format!("reasons hook uninstall {agent}")),
-        "{stdout}"
-    );
 }
 
 /// Wraps the hook command `reasons hook install` wrote into `settings` (the last group of
@@ -477,7 +409,7 @@ fn record_hook(settings: &Path, event: &str, dir: &Path) {
         .map(|group| &mut group["hooks"][0])
         .expect("the installed hook");
     let command = handler["command"].as_str().unwrap().to_owned();
-    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons")).unwrap();
+    let binary = installed_binary();
     assert!(
         command.starts_with(&format!("{} hook ", binary.display())),
         "the hook runs this binary by its absolute path: {command}"
@@ -600,7 +532,7 @@ fn codex_session(strip: bool) {
             "reason": CODEX_REASON, "touched": MARKER_COMMAND, "session": thread})
         ]
     );
-    let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&rollout)]);
+    let calls = extract_records(&["--reasons-log", arg(&gateway.log), arg(&rollout)]);
     let calls: Vec<&Value> = calls
         .iter()
         .filter(|record| record["call_id"] == CODEX_CALL)
@@ -642,7 +574,7 @@ fn codex_hook_session(strip: bool) {
     );
     // Codex gave the hook its real `PreToolUse` payload (its shell tool is `Bash` to hooks),
     // and the hook answered with the model's reason, found under the call's `tool_use_id`.
-    let (input, output) = recorded_hook(codex.home.path());
+    let (input, output) = recorded_hook(&codex.sandbox.path("home"));
     assert_eq!(input["hook_event_name"], "PreToolUse", "{input}");
     assert_eq!(input["tool_use_id"], CODEX_CALL, "{input}");
     assert_eq!(input["tool_name"], "Bash", "{input}");
@@ -704,7 +636,7 @@ fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer +
             return not_found();
         }
         let body = request.json();
-        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let has_tools = declares_tools(&body);
         let answer = if !has_tools {
             let verdict = json!({"complexity_reasoning": "A one-line shell command.",
                 "complexity_score": 10});
@@ -730,8 +662,8 @@ fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer +
 
 /// A `gemini -p` run: its own HOME and working folder, the gateway as its API.
 struct GeminiCli {
-    home: tempfile::TempDir,
-    _work: tempfile::TempDir,
+    /// Its HOME and working folder.
+    sandbox: Sandbox,
     stdout: String,
 }
 
@@ -743,23 +675,23 @@ impl GeminiCli {
     /// A run with `reasons hook gemini-cli` installed by `reasons hook install gemini-cli`
     /// when `hook`, merged into the settings the run needs.
     fn run_with(gateway: &Gateway, hook: bool) -> GeminiCli {
-        let gemini = part("npm/node_modules/.bin/gemini");
-        let home = tempfile::tempdir().expect("a HOME");
-        let work = tempfile::tempdir().expect("a working folder");
+        let gemini = part(GEMINI_CLI);
+        let sandbox = Sandbox::new();
+        let home = sandbox.path("home");
         // With GOOGLE_GEMINI_BASE_URL set, the auth type the environment implies is "gateway",
         // which non-interactive mode rejects: the settings name the API key's.
-        std::fs::create_dir(home.path().join(".gemini")).unwrap();
+        std::fs::create_dir(home.join(".gemini")).unwrap();
         std::fs::write(
-            home.path().join(".gemini/settings.json"),
+            home.join(".gemini/settings.json"),
             json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
         )
         .unwrap();
         if hook {
-            install_hook("gemini-cli", &[("HOME", home.path())], &gateway.log);
-            let settings = home.path().join(".gemini/settings.json");
+            install_hook("gemini-cli", &[("HOME", &home)], &gateway.log);
+            let settings = home.join(".gemini/settings.json");
             let merged: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
             assert_eq!(merged["security"]["auth"]["selectedType"], "gemini-api-key");
-            record_hook(&settings, "BeforeTool", home.path());
+            record_hook(&settings, "BeforeTool", &home);
         }
         let mut command = Command::new(gemini);
         command
@@ -769,11 +701,9 @@ impl GeminiCli {
                 "-p",
                 "Print the marker in the shell, then say done.",
             ])
-            .current_dir(work.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("SHELL", "/bin/bash")
+            .current_dir(sandbox.path("work"));
+        sandbox.apply(&mut command);
+        command
             .env(
                 "GOOGLE_GEMINI_BASE_URL",
                 format!("http://{}", gateway.address),
@@ -789,16 +719,12 @@ impl GeminiCli {
             "gemini failed: {}\nstdout: {stdout}\nstderr: {stderr}",
             output.status
         );
-        GeminiCli {
-            home,
-            _work: work,
-            stdout,
-        }
+        GeminiCli { sandbox, stdout }
     }
 
     /// The session log, `HOME/.gemini/tmp/<folder>/chats/session-….jsonl`.
     fn session_log(&self) -> PathBuf {
-        only_jsonl(&self.home.path().join(".gemini/tmp"), "session-")
+        only_file(&self.sandbox.path("home/.gemini/tmp"), "session-", ".jsonl")
     }
 }
 
@@ -921,7 +847,7 @@ fn real_gemini_cli_accepts_the_reason_with_no_strip_and_its_session_keeps_it() {
     let gateway = Gateway::start(&upstream.url(), &["--no-strip"]);
     let (session, call, _cli) = gemini_session(&gateway, &upstream, false);
 
-    the_shell_call(&extract(&[arg(&session)]), &call);
+    the_shell_call(&extract_records(&[arg(&session)]), &call);
     // The gateway logged it too, with no id: the model's call had none. (The CLI invents one
     // once the call has passed, so only the session's own copy can hold this reason.)
     assert_eq!(
@@ -942,7 +868,7 @@ fn gemini_hook_session(strip: bool) {
     let gateway = Gateway::start(&upstream.url(), if strip { &[] } else { &["--no-strip"] });
     let cli = GeminiCli::run_with(&gateway, true);
     assert_eq!(cli.stdout.trim(), FINAL);
-    let (input, output) = recorded_hook(cli.home.path());
+    let (input, output) = recorded_hook(&cli.sandbox.path("home"));
     assert_eq!(input["hook_event_name"], "BeforeTool", "{input}");
     assert_eq!(input["tool_name"], "run_shell_command", "{input}");
     assert_eq!(input["tool_input"]["command"], MARKER_COMMAND, "{input}");
@@ -991,7 +917,7 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
             "reason": GEMINI_REASON, "touched": MARKER_COMMAND})
         ]
     );
-    let calls = extract(&["--reasons-log", arg(&gateway.log), arg(&session)]);
+    let calls = extract_records(&["--reasons-log", arg(&gateway.log), arg(&session)]);
     let record = the_shell_call(&calls, &call);
     assert_eq!(record["reason_from"], "log", "{record}");
 }
@@ -999,20 +925,19 @@ fn real_gemini_cli_runs_the_stripped_call_and_the_log_joins_its_session() {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_codex_and_gemini_cli_share_one_gateway_and_one_reasons_log() {
-    let anthropic = Upstream::messages(real_agents::scripted(vec![real_agents::bash_call()]));
+    let anthropic = Upstream::messages(scripted(vec![bash_call()]));
     let openai = Upstream::start(codex_model);
     let gemini = Upstream::start(gemini_model(Some("gc_reasons_1")));
     let dir = tempfile::tempdir().unwrap();
-    let upstreams = [
-        format!("anthropic={}", anthropic.url()),
-        format!("openai={}", openai.url()),
-        format!("gemini={}", gemini.url()),
-    ];
-    let args: Vec<&str> = upstreams
-        .iter()
-        .flat_map(|upstream| ["--upstream", upstream.as_str()])
-        .collect();
-    let gateway = Gateway::start_with(&args, &dir.path().join("reasons.jsonl"), &[]);
+    let gateway = Gateway::start_per_api(
+        &[
+            ("anthropic", &anthropic.url()),
+            ("openai", &openai.url()),
+            ("gemini", &gemini.url()),
+        ],
+        &dir.path().join("reasons.jsonl"),
+        &[],
+    );
 
     ClaudeCode::run(
         &gateway,
@@ -1055,11 +980,7 @@ fn real_claude_code_codex_and_gemini_cli_share_one_gateway_and_one_reasons_log()
     assert_eq!(
         logged,
         [
-            (
-                json!("Bash"),
-                json!(real_agents::BASH_ID),
-                json!(real_agents::BASH_REASON)
-            ),
+            (json!("Bash"), json!(BASH_ID), json!(BASH_REASON)),
             (
                 json!("exec_command"),
                 json!(CODEX_CALL),

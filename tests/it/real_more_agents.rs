@@ -16,10 +16,16 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::gateway::Gateway;
-use crate::real_agents::{part, run_bounded_within};
-use crate::upstream::{chat_chunks, chat_completion, Answer, Received, Upstream};
-use crate::util::{arg, read_reasons_log, reasons, records};
+use crate::util::bounded::run_bounded_within;
+use crate::util::gateway::Gateway;
+use crate::util::real_parts::{
+    part, CLINE, COPILOT, COPILOT_CACHE, KILO, NPM_CACHE, OPENCODE, QWEN_CODE,
+};
+use crate::util::sandbox::Sandbox;
+use crate::util::upstream::{
+    chat_chunks, chat_completion, declares_tools, Answer, Received, Upstream,
+};
+use crate::util::{arg, extract_records_and_warnings, read_reasons_log};
 
 const CALL_ID: &str = "call_reasons_1";
 const REASON: &str = "Write a marker to check that the shell works";
@@ -76,17 +82,6 @@ fn answered(body: &Value) -> bool {
     })
 }
 
-/// The agent's main requests: Chat Completions with tools, in order.
-fn main_requests(upstream: &Upstream) -> Vec<Value> {
-    upstream
-        .received()
-        .iter()
-        .filter(|request| request.method == "POST" && request.path.ends_with("/chat/completions"))
-        .map(Received::json)
-        .filter(|body| body["tools"].as_array().is_some_and(|t| !t.is_empty()))
-        .collect()
-}
-
 /// A model that calls `tool` with `arguments` and the reason, then ends the turn once the
 /// history holds that call's result. A request without tools (a title, a summary) gets text;
 /// the model list, asked by some agents, names one model.
@@ -104,7 +99,7 @@ fn shell_model(tool: &'static str, arguments: Value) -> impl Fn(&Received) -> An
         }
         let body = request.json();
         let stream = body["stream"] == true;
-        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let has_tools = declares_tools(&body);
         if !has_tools {
             return text_answer("Marker", stream);
         }
@@ -123,57 +118,6 @@ fn shell_model(tool: &'static str, arguments: Value) -> impl Fn(&Received) -> An
 }
 
 // ---- the agents -------------------------------------------------------------------------------
-
-/// `HOME`, every `XDG_*` folder and the working folder of one run, all in one temporary
-/// directory: nothing of this machine's own setup reaches the agent, and its logs are found
-/// where it wrote them.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    fn new() -> Sandbox {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        for folder in [
-            "home", "work", "data", "config", "state", "cache", "runtime",
-        ] {
-            std::fs::create_dir(dir.path().join(folder)).unwrap();
-        }
-        // XDG_RUNTIME_DIR must be private to its user.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            dir.path().join("runtime"),
-            std::fs::Permissions::from_mode(0o700),
-        )
-        .unwrap();
-        Sandbox { dir }
-    }
-
-    fn path(&self, folder: &str) -> PathBuf {
-        self.dir.path().join(folder)
-    }
-
-    /// The environment of a run: only `PATH` (for node, bash and the agent's own helpers) of
-    /// this machine's, the rest in the sandbox.
-    fn apply(&self, command: &mut Command) {
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("XDG_CACHE_HOME", self.path("cache"))
-            .env("XDG_RUNTIME_DIR", self.path("runtime"))
-            .env("SHELL", "/bin/bash")
-            .env("LANG", "C.UTF-8");
-    }
-
-    /// The reasons log the gateway and the discovery use here by default.
-    fn default_reasons_log(&self) -> PathBuf {
-        self.path("state").join("reasons/reasons.jsonl")
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Agent {
@@ -232,8 +176,8 @@ impl Agent {
         let mut command = match self {
             Agent::OpenCode | Agent::Kilo => {
                 let (program, config, prefix) = match self {
-                    Agent::OpenCode => ("opencode", "opencode.json", "OPENCODE"),
-                    _ => ("kilo", "kilo.json", "KILO"),
+                    Agent::OpenCode => (OPENCODE, "opencode.json", "OPENCODE"),
+                    _ => (KILO, "kilo.json", "KILO"),
                 };
                 // A provider of its own, through the AI SDK's OpenAI-compatible package (bundled).
                 let settings = json!({"provider": {"scripted": {
@@ -242,8 +186,7 @@ impl Agent {
                     "models": {"gpt-4.1": {"name": "Scripted"}}}},
                     "model": "scripted/gpt-4.1"});
                 std::fs::write(work.join(config), settings.to_string()).unwrap();
-                let mut command =
-                    Command::new(part(&format!("agents/node_modules/.bin/{program}")));
+                let mut command = Command::new(part(program));
                 command.args(["run"]);
                 if self == Agent::Kilo {
                     command.arg("--auto");
@@ -259,11 +202,11 @@ impl Agent {
                 ] {
                     command.env(format!("{prefix}_{setting}"), "1");
                 }
-                command.env("npm_config_cache", part("npm-cache"));
+                command.env("npm_config_cache", part(NPM_CACHE));
                 command
             }
             Agent::QwenCode => {
-                let mut command = Command::new(part("agents/node_modules/.bin/qwen"));
+                let mut command = Command::new(part(QWEN_CODE));
                 command.args([
                     "--auth-type",
                     "openai",
@@ -282,7 +225,7 @@ impl Agent {
                 command
             }
             Agent::Cline => {
-                let cline = part("agents/node_modules/.bin/cline");
+                let cline = part(CLINE);
                 let mut auth = Command::new(&cline);
                 auth.args([
                     "auth",
@@ -315,7 +258,7 @@ impl Agent {
                 command
             }
             Agent::Copilot => {
-                let mut command = Command::new(part("agents/node_modules/.bin/copilot"));
+                let mut command = Command::new(part(COPILOT));
                 command.args(["-p", PROMPT, "--allow-all-tools", "--no-auto-update"]);
                 sandbox.apply(&mut command);
                 command
@@ -325,7 +268,7 @@ impl Agent {
                     .env("COPILOT_PROVIDER_API_KEY", KEY)
                     .env("COPILOT_MODEL", "gpt-4.1")
                     // Its 235 MB unpacked once by .ci/real-parts, not into the sandbox each run.
-                    .env("COPILOT_PKG_CACHE_HOME", part("agents/copilot-cache"));
+                    .env("COPILOT_PKG_CACHE_HOME", part(COPILOT_CACHE));
                 command
             }
         };
@@ -417,36 +360,14 @@ fn existing(path: PathBuf) -> PathBuf {
     path
 }
 
-/// The processes still running with this sandbox's HOME: what an agent left behind (Cline's hub
-/// daemon, which detaches into a session of its own, without `CLINE_SESSION_BACKEND_MODE=local`).
-fn sandbox_processes(sandbox: &Sandbox) -> Vec<(u32, String)> {
-    let home = format!("HOME={}", sandbox.path("home").display());
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if environ
-            .split(|byte| *byte == 0)
-            .any(|var| var == home.as_bytes())
-        {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            found.push((pid, cmdline));
-        }
-    }
-    found
-}
-
 /// Checks that the agent left nothing running: what is still there a few seconds after it
 /// ended is stopped, by pid, and fails the test.
 fn stop_leftovers(agent: Agent, sandbox: &Sandbox) {
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    let mut left = sandbox_processes(sandbox);
+    let mut left = sandbox.processes();
     while !left.is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
-        left = sandbox_processes(sandbox);
+        left = sandbox.processes();
     }
     for (pid, _) in &left {
         let _ = Command::new("kill")
@@ -460,29 +381,9 @@ fn stop_leftovers(agent: Agent, sandbox: &Sandbox) {
 }
 
 /// Cline keeps state on a fixed port: never two of its runs at once.
-static CLINE: Mutex<()> = Mutex::new(());
+static CLINE_ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 // ---- reading the agent's log ------------------------------------------------------------------
-
-/// `reasons extract ARGS --format jsonl`, its records.
-#[track_caller]
-fn extract(args: &[&str]) -> Vec<Value> {
-    let output = reasons()
-        .arg("extract")
-        .args(args)
-        .args(["--format", "jsonl"])
-        .output()
-        .expect("reasons extract runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "extract {args:?}: {stderr}\n{stdout}"
-    );
-    // An agent's own log is read without a warning.
-    assert!(stderr.is_empty(), "extract {args:?}: {stderr}");
-    records(&stdout)
-}
 
 /// `reasons extract --format jsonl` with no PATH and a terminal on stdin (through `script`), in
 /// the sandbox's HOME and XDG folders: the records, and the folders it announced reading.
@@ -544,7 +445,11 @@ fn the_shell_call(agent: Agent, calls: &[Value], session: &str, reason_from: &st
 /// shows: the declaration the model saw, the command run, the agent's log with or without the
 /// reason, the reasons log, and `extract`'s record of the call by path and by discovery.
 fn agent_session(agent: Agent, strip: bool) {
-    let _serial = (agent == Agent::Cline).then(|| CLINE.lock().unwrap_or_else(|e| e.into_inner()));
+    let _serial = (agent == Agent::Cline).then(|| {
+        CLINE_ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    });
     let started = std::time::Instant::now();
     let sandbox = Sandbox::new();
     let upstream = Upstream::start(shell_model(agent.shell_tool(), agent.arguments()));
@@ -559,7 +464,7 @@ fn agent_session(agent: Agent, strip: bool) {
     let run = agent.run(&sandbox, &format!("http://{}/v1", gateway.address));
 
     // The model saw the shell tool with an optional reason, and answered the turn after the call.
-    let requests = main_requests(&upstream);
+    let requests = upstream.tool_requests("/chat/completions");
     assert!(requests.len() >= 2, "{agent:?}: {requests:#?}");
     let shell = requests[0]["tools"]
         .as_array()
@@ -615,11 +520,17 @@ fn agent_session(agent: Agent, strip: bool) {
     // By path: the call, with the reason from the log (stripped) or from the call itself.
     let path = agent.log(&sandbox);
     let reason_from = if strip { "log" } else { "call" };
-    let calls = if strip {
-        extract(&["--reasons-log", arg(&log), arg(&path)])
+    let (calls, warnings) = if strip {
+        extract_records_and_warnings(&["--reasons-log", arg(&log), arg(&path)])
     } else {
-        extract(&[arg(&path)])
+        extract_records_and_warnings(&[arg(&path)])
     };
+    // An agent's own log is read without a warning.
+    assert!(
+        warnings.is_empty(),
+        "extract {}: {warnings}",
+        path.display()
+    );
     the_shell_call(agent, &calls, &run.session, reason_from);
 
     // By discovery: the same call, its folder announced, the default reasons log joined.

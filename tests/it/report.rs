@@ -9,7 +9,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::util::{arg, claude_call, log_file, records, root, run};
+use crate::util::report_page::{between, hostile_log, shown_calls, HOSTILE};
+use crate::util::{arg, claude_call, corpus, log_file, records, root, run};
 
 /// The page `reasons report ARGS` writes, asserting a clean run.
 #[track_caller]
@@ -25,39 +26,6 @@ pub fn escaped(text: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-/// One call as the page shows it: the markup of its `<li>`, and what its attributes say.
-#[derive(Debug)]
-pub struct Shown {
-    pub markup: String,
-    pub status: String,
-    pub tool: String,
-    pub location: String,
-}
-
-fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
-    let from = text.find(start)? + start.len();
-    let to = text[from..].find(end)? + from;
-    Some(&text[from..to])
-}
-
-/// Every call on a page, in page order.
-pub fn shown_calls(page: &str) -> Vec<Shown> {
-    page.split("<li class=\"call ")
-        .skip(1)
-        .map(|chunk| {
-            let markup = chunk[..chunk.find("</li>").expect("each call is closed")].to_owned();
-            Shown {
-                status: between(&markup, "data-status=\"", "\"").unwrap().to_owned(),
-                tool: between(&markup, "data-tool=\"", "\"").unwrap().to_owned(),
-                location: between(&markup, "<span class=\"loc\">", "</span>")
-                    .unwrap()
-                    .to_owned(),
-                markup,
-            }
-        })
-        .collect()
 }
 
 /// Asserts that each record `extract --arguments` gives for `paths` is on the page once, with
@@ -247,23 +215,12 @@ fn the_charts_of_the_samples_carry_the_counts_of_stats() {
     charts_match_stats(&["samples/claude-code.jsonl"]);
 }
 
-/// The shared corpus beside the crate; a test that reads it fails when it is not there.
-pub fn corpus() -> String {
-    let corpus = root().join("../shared/corpus");
-    assert!(
-        corpus.join("SOURCES.md").exists(),
-        "no corpus at {}",
-        corpus.display()
-    );
-    corpus.to_str().unwrap().to_owned()
-}
-
 #[test]
 #[ignore = "reads ../shared/corpus, which is not part of the crate: run with --ignored (.ci/run does)"]
 fn every_call_of_the_real_corpus_is_on_the_page_and_its_charts_match_stats() {
     let corpus = corpus();
-    every_extracted_call_is_shown(&[&corpus]);
-    charts_match_stats(&[&corpus]);
+    every_extracted_call_is_shown(&[arg(&corpus)]);
+    charts_match_stats(&[arg(&corpus)]);
 }
 
 #[test]
@@ -456,45 +413,6 @@ fn no_calls_make_a_page_that_says_so() {
     let page = page(&[arg(&path)]);
     assert!(page.contains("No tool calls were found in the logs read."));
     assert!(shown_calls(&page).is_empty());
-}
-
-/// Markup and script in every field a log controls.
-pub const HOSTILE: [&str; 5] = [
-    "<script>alert(1)</script>",
-    "\"><img src=x onerror=alert(2)>",
-    "</summary></details></ol><b>bold</b><!--",
-    "&lt;entity&gt; ]]> <![CDATA[ x",
-    "<svg onload=alert(3)><style>*{display:none}</style>",
-];
-
-/// A log in a hostile file name whose every field holds markup; returns its folder, the path
-/// and the number of calls in it.
-pub fn hostile_log() -> (tempfile::TempDir, std::path::PathBuf, usize) {
-    let mut lines = Vec::new();
-    for (at, text) in HOSTILE.iter().enumerate() {
-        let mut input = serde_json::Map::new();
-        input.insert("command".into(), json!(text));
-        input.insert((*text).to_owned(), json!({ *text: [text, at] }));
-        input.insert("reason".into(), json!(text));
-        let mut line: Value =
-            serde_json::from_str(&claude_call(text, text, text, Value::Object(input))).unwrap();
-        line["timestamp"] = json!(text);
-        lines.push(line.to_string());
-        // The same with the reason missing, blank and not a string, and as an edit.
-        let edit = json!({"file_path": text, "old_string": text, "new_string": format!("{text}\n{text}"), "reason": [text]});
-        lines.push(claude_call(text, &format!("{text}e"), text, edit));
-        lines.push(claude_call(
-            text,
-            &format!("{text}b"),
-            text,
-            json!({"path": text, "reason": " "}),
-        ));
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("\"><img src=x onerror=alert(9)>.jsonl");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let calls = lines.len();
-    (dir, path, calls)
 }
 
 #[test]

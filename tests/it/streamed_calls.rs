@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use reasons::formats::{read_log, Event, ReadOptions};
 use reasons::record::Status;
 
-use crate::gateway::Gateway;
-use crate::upstream::{message_events, sse, whole_start_events, Answer, Upstream};
+use crate::util::gateway::Gateway;
 use crate::util::read_reasons_log;
+use crate::util::upstream::{message_events, sse, whole_start_events, Answer, Upstream};
 
 /// One stream as the model's API sends it, and the request that asks for it.
 struct Case {
@@ -273,7 +273,7 @@ fn responses_cases() -> Vec<Case> {
         "status": "completed", "output": [item(0, &texts[0], "completed"),
         item(1, &texts[1], "completed")]}}),
     ));
-    let copies = crate::upstream::responses_events(
+    let copies = crate::util::upstream::responses_events(
         "call_copies",
         "shell",
         &json!({"command": "ls", "reason": "R-every-copy"}),

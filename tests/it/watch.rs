@@ -10,25 +10,10 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::util::{arg, claude_call, lines_of, log_file, reasons, run, run_with_stdin};
-
-/// A reasons-log line as the gateway writes it.
-fn logged(id: &str, tool: &str, touched: &str, reason: &str) -> String {
-    json!({"time": "2026-12-01T10:11:12.000Z", "via": "gateway", "tool": tool, "call_id": id,
-        "reason": reason, "touched": touched})
-    .to_string()
-}
-
-fn append(path: &Path, lines: &[String]) {
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .unwrap();
-    for line in lines {
-        file.write_all(format!("{line}\n").as_bytes()).unwrap();
-    }
-}
+use crate::util::{
+    append_lines, arg, claude_call, installed_binary, lines_of, log_file, logged_line, reasons,
+    run, run_with_stdin,
+};
 
 /// `reasons watch --plain ARGS`, its lines read as they come.
 struct Watch {
@@ -88,7 +73,7 @@ impl Drop for Watch {
 fn watch_plain_shows_the_last_calls_then_each_new_one_with_what_it_touched_first() {
     let lines: Vec<String> = (0..30)
         .map(|n| {
-            logged(
+            logged_line(
                 &format!("t{n}"),
                 "Bash",
                 &format!("echo {n}"),
@@ -107,7 +92,10 @@ fn watch_plain_shows_the_last_calls_then_each_new_one_with_what_it_touched_first
     for n in 21..30 {
         assert!(watch.next().contains(&format!("echo {n}")));
     }
-    append(&log, &[logged("new", "Edit", "src/a.rs", "Fix the total")]);
+    append_lines(
+        &log,
+        &[logged_line("new", "Edit", "src/a.rs", "Fix the total")],
+    );
     assert_eq!(
         watch.next(),
         "10:11:12  gateway  Edit  src/a.rs  — model's reason: Fix the total"
@@ -124,15 +112,20 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
     fs::write(&session, "").unwrap();
     let watch = Watch::start(&["--reasons-log", arg(&log), arg(&session)]);
     // The gateway logs the reason, then the agent records the call without it: one call.
-    append(
+    append_lines(
         &log,
-        &[logged("toolu_1", "Bash", "cargo test", "Run the tests")],
+        &[logged_line(
+            "toolu_1",
+            "Bash",
+            "cargo test",
+            "Run the tests",
+        )],
     );
     assert_eq!(
         watch.next(),
         "10:11:12  gateway  Bash  cargo test  — model's reason: Run the tests"
     );
-    append(
+    append_lines(
         &session,
         &[claude_call(
             "sess-abcdef123",
@@ -142,7 +135,7 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
         )],
     );
     // A call the layer never saw: no reason, in words.
-    append(
+    append_lines(
         &session,
         &[claude_call(
             "sess-abcdef123",
@@ -160,15 +153,15 @@ fn watch_plain_joins_the_session_log_and_says_no_reason_in_words() {
 
 #[test]
 fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
-    let (dir, log) = log_file("reasons.jsonl", &[logged("a", "Bash", "one", "First")]);
+    let (dir, log) = log_file("reasons.jsonl", &[logged_line("a", "Bash", "one", "First")]);
     let watch = Watch::start(&["--reasons-log", arg(&log)]);
     assert!(watch.next().contains("First"));
     // Truncated in place (copytruncate), then written again past the old end before watch
     // looks again, or after it has.
     fs::write(&log, "").unwrap();
-    append(
+    append_lines(
         &log,
-        &[logged(
+        &[logged_line(
             "b",
             "Bash",
             "two",
@@ -178,17 +171,17 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
     assert!(watch.next().contains("Second"));
     fs::write(&log, "").unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    append(&log, &[logged("b2", "Bash", "two", "Again")]);
+    append_lines(&log, &[logged_line("b2", "Bash", "two", "Again")]);
     assert!(watch.next().contains("Again"));
     // Renamed away and replaced: the old file's last line, then the new file's.
-    append(&log, &[logged("c", "Bash", "three", "Third")]);
+    append_lines(&log, &[logged_line("c", "Bash", "three", "Third")]);
     fs::rename(&log, dir.path().join("reasons.jsonl.1")).unwrap();
-    append(&log, &[logged("d", "Bash", "four", "Fourth")]);
+    append_lines(&log, &[logged_line("d", "Bash", "four", "Fourth")]);
     let (third, fourth) = (watch.next(), watch.next());
     assert!(third.contains("Third"), "{third}");
     assert!(fourth.contains("Fourth"), "{fourth}");
     // A line written in two pieces is one call, shown once it is whole.
-    let line = logged("e", "Bash", "five", "Fifth");
+    let line = logged_line("e", "Bash", "five", "Fifth");
     let (start, end) = line.split_at(20);
     let mut file = OpenOptions::new().append(true).open(&log).unwrap();
     file.write_all(start.as_bytes()).unwrap();
@@ -200,7 +193,7 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
 
 #[test]
 fn watch_plain_shows_control_sequences_as_marks() {
-    let hostile = logged(
+    let hostile = logged_line(
         "t1",
         "Bash",
         "rm -rf ~\u{1b}[2J",
@@ -218,7 +211,10 @@ fn watch_plain_shows_control_sequences_as_marks() {
 
 #[test]
 fn reasons_log_names_the_log_watch_and_the_hooks_read() {
-    let (_dir, log) = log_file("reasons.jsonl", &[logged("toolu_9", "Bash", "ls", "Look")]);
+    let (_dir, log) = log_file(
+        "reasons.jsonl",
+        &[logged_line("toolu_9", "Bash", "ls", "Look")],
+    );
     let mut child = reasons()
         .args(["watch", "--plain"])
         .env("REASONS_LOG", &log)
@@ -315,13 +311,6 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
 }
 
-fn binary() -> String {
-    fs::canonicalize(env!("CARGO_BIN_EXE_reasons"))
-        .unwrap()
-        .display()
-        .to_string()
-}
-
 #[test]
 fn hook_install_creates_the_settings_and_their_folder_in_a_fresh_home() {
     let home = tempfile::tempdir().unwrap();
@@ -350,7 +339,11 @@ fn hook_install_creates_the_settings_and_their_folder_in_a_fresh_home() {
         assert_eq!(groups.len(), 1, "{settings}");
         assert_eq!(
             groups[0]["hooks"][0]["command"],
-            format!("{} hook {agent} --reasons-log {}", binary(), log.display())
+            format!(
+                "{} hook {agent} --reasons-log {}",
+                installed_binary().display(),
+                log.display()
+            )
         );
     }
     let codex = install(&["install", "codex"], home.path());
@@ -380,7 +373,7 @@ fn hook_install_keeps_every_other_setting_and_twice_is_once_and_uninstall_undoes
     assert_eq!(first.code, 0, "{}", first.stderr);
     let installed = read_json(&path);
     let ours = json!({"matcher": "*", "hooks": [{"type": "command",
-        "command": format!("{} hook claude-code", binary())}]});
+        "command": format!("{} hook claude-code", installed_binary().display())}]});
     let mut expected = before.clone();
     expected["hooks"]["PreToolUse"]
         .as_array_mut()
@@ -573,8 +566,8 @@ impl Drop for Tmux {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
 fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reason() {
-    use crate::gateway::Gateway;
-    use crate::upstream::{bash_tool, messages_request, Upstream};
+    use crate::util::gateway::Gateway;
+    use crate::util::upstream::{bash_tool, messages_request, Upstream};
 
     const REASON: &str = "Find the config file the user asked about";
     let upstream = Upstream::messages(|_| {
@@ -610,7 +603,7 @@ fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reas
     assert!(touched < line.find("model's reason").unwrap(), "{line}");
 
     // The agent records it (one call, not two), and a call the layer never saw: no reason.
-    append(
+    append_lines(
         &session,
         &[
             claude_call(

@@ -124,6 +124,28 @@ impl Upstream {
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
+
+    /// An agent's main requests, in order: the bodies of the POSTs to `endpoint` (which the path
+    /// ends with, its query aside) that declare tools. What declares none is a side request (a
+    /// title, a summary, a check of the key).
+    pub fn tool_requests(&self, endpoint: &str) -> Vec<Value> {
+        self.received()
+            .iter()
+            .filter(|request| {
+                let path = request.path.split('?').next().unwrap_or_default();
+                request.method == "POST" && path.ends_with(endpoint)
+            })
+            .map(Received::json)
+            .filter(declares_tools)
+            .collect()
+    }
+}
+
+/// Whether a request body declares tools: a scripted model answers one without any in text.
+pub fn declares_tools(body: &Value) -> bool {
+    body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty())
 }
 
 impl Drop for Upstream {

@@ -1,4 +1,17 @@
-//! Running the real executable, with the environment cleared of what changes its behaviour.
+//! The integration tests' scaffolding, in one place (as ripgrep's `tests/util.rs`): a test file
+//! imports from here and never from another test file, so that each job is written once.
+//!
+//! - here: running the real `reasons` executable with the environment cleared of what changes its
+//!   behaviour ([`reasons`], [`run`], [`Run`]), the records of `--format jsonl`
+//!   ([`records`], [`extract_records`]), reasons logs, small log files, and waiting for files;
+//! - [`upstream`]: the scripted model API on loopback, and a small HTTP client;
+//! - [`gateway`]: a running `reasons gateway` in front of it;
+//! - [`real_parts`]: where the real third-party parts are (the agents, the SDKs, chromium);
+//! - [`bounded`]: running a program with a deadline, as every real part is;
+//! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
+//! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
+//! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
+//! - [`report_page`]: reading the page `reasons report` writes.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -6,15 +19,34 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+#[cfg(unix)]
+pub mod bounded;
+#[cfg(unix)]
+pub mod claude_code;
+pub mod gateway;
+pub mod real_parts;
+pub mod report_page;
+#[cfg(unix)]
+pub mod sandbox;
+pub mod stores;
+pub mod upstream;
+
 /// The crate's root, where `samples/` and `man/` live.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A sample log shipped with the project.
-#[allow(dead_code)]
-pub fn sample(name: &str) -> PathBuf {
-    root().join("samples").join(name)
+/// The shared corpus of real agent logs beside the crate (`../shared/corpus`), which is not part
+/// of it: a test that reads it is ignored by a plain `cargo test`, and fails when it is not there.
+#[track_caller]
+pub fn corpus() -> PathBuf {
+    let corpus = root().join("../shared/corpus");
+    assert!(
+        corpus.join("SOURCES.md").exists(),
+        "no corpus at {}",
+        corpus.display()
+    );
+    corpus
 }
 
 /// The MCP server test fixture (`examples/mcp_fixture.rs`). `cargo test` builds examples next to
@@ -94,13 +126,11 @@ pub fn run(args: &[&str]) -> Run {
 }
 
 /// A path as the `&str` the command line takes.
-#[allow(dead_code)]
 pub fn arg(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")
 }
 
 /// One Claude Code transcript line holding one `tool_use` call.
-#[allow(dead_code)]
 pub fn claude_call(session: &str, id: &str, tool: &str, input: serde_json::Value) -> String {
     serde_json::json!({
         "type": "assistant",
@@ -114,8 +144,23 @@ pub fn claude_call(session: &str, id: &str, tool: &str, input: serde_json::Value
     .to_string()
 }
 
+/// One reasons-log line as the gateway writes it (at 10:11:12 UTC, which `watch` shows).
+pub fn logged_line(call_id: &str, tool: &str, touched: &str, reason: &str) -> String {
+    serde_json::json!({"time": "2026-12-01T10:11:12.000Z", "via": "gateway", "tool": tool,
+        "call_id": call_id, "reason": reason, "touched": touched})
+    .to_string()
+}
+
+/// A reasons log at `path` as the gateway writes it, one record per `(tool, call id, reason)`.
+pub fn write_reasons_log(path: &Path, records: &[(&str, &str, &str)]) {
+    let text: String = records
+        .iter()
+        .map(|(tool, call_id, reason)| logged_line(call_id, tool, "", reason) + "\n")
+        .collect();
+    std::fs::write(path, text).expect("the reasons log is written");
+}
+
 /// A log file written into a fresh temporary directory.
-#[allow(dead_code)]
 pub fn log_file(name: &str, lines: &[String]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join(name);
@@ -126,12 +171,81 @@ pub fn log_file(name: &str, lines: &[String]) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// The JSON records of a `--format jsonl` run.
-#[allow(dead_code)]
 pub fn records(stdout: &str) -> Vec<serde_json::Value> {
     stdout
         .lines()
         .map(|line| serde_json::from_str(line).expect("each line is a JSON record"))
         .collect()
+}
+
+/// `reasons extract ARGS --format jsonl`, which must succeed: the records it found.
+#[track_caller]
+pub fn extract_records(args: &[&str]) -> Vec<Value> {
+    extract_records_and_warnings(args).0
+}
+
+/// `reasons extract ARGS --format jsonl`, which must succeed: the records it found, and what it
+/// wrote on stderr (its warnings), for a test that asserts there are none.
+#[track_caller]
+pub fn extract_records_and_warnings(args: &[&str]) -> (Vec<Value>, String) {
+    let output = reasons()
+        .arg("extract")
+        .args(args)
+        .args(["--format", "jsonl"])
+        .output()
+        .expect("reasons extract runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "extract {args:?}: {stderr}\n{stdout}"
+    );
+    (records(&stdout), stderr)
+}
+
+/// Appends `lines` to the log at `path` (made if it is not there), each ending in a newline, as
+/// an agent writes on while a follower reads.
+pub fn append_lines(path: &Path, lines: &[String]) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .expect("the log opens for appending");
+    for line in lines {
+        writeln!(file, "{line}").expect("the line is appended");
+    }
+}
+
+/// The `reasons` binary by the absolute path `reasons hook install` writes into an agent's
+/// settings.
+pub fn installed_binary() -> PathBuf {
+    std::fs::canonicalize(env!("CARGO_BIN_EXE_reasons")).expect("the reasons binary is there")
+}
+
+/// Runs `reasons hook install AGENT --reasons-log LOG` as a person would, with `env` (the
+/// agent's HOME or its own config folder) in place of this machine's, and checks what it says.
+#[track_caller]
+pub fn install_hook(agent: &str, env: &[(&str, &Path)], log: &Path) {
+    let mut command = reasons();
+    command
+        .args(["hook", "install", agent, "--reasons-log", arg(log)])
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("reasons runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.starts_with("Added the "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("reasons hook uninstall {agent}")),
+        "{stdout}"
+    );
 }
 
 /// The lines a child writes, read on a thread of their own, so a test can wait for the next one
@@ -154,7 +268,6 @@ pub fn lines_of(output: impl std::io::Read + Send + 'static) -> std::sync::mpsc:
 /// follower (`--follow`) that has seen everything written so far and now waits for more. Read
 /// from the file's offset in `/proc/PID/fdinfo`, so no test has to guess how long that takes.
 #[cfg(target_os = "linux")]
-#[allow(dead_code)]
 #[track_caller]
 pub fn wait_until_read(pid: u32, path: &Path) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);

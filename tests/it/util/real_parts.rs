@@ -1,0 +1,95 @@
+//! Where the real third-party parts are: every program an `#[ignore]`d end-to-end test drives
+//! (the agents, the MCP server, the Python SDKs, playwright, chromium), named once here so that a
+//! pin moved in `.ci/real-parts` is followed in one place.
+//!
+//! `.ci/real-parts target/real-parts` installs them (`.ci/run` runs it before the ignored tests).
+//! A part that is missing fails the test that needs it, naming that script: no test passes by
+//! skipping what it needs.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::root;
+
+/// Claude Code's command line.
+pub const CLAUDE_CODE: &str = "npm/node_modules/.bin/claude";
+/// The Codex CLI.
+pub const CODEX: &str = "npm/node_modules/.bin/codex";
+/// The Gemini CLI.
+pub const GEMINI_CLI: &str = "npm/node_modules/.bin/gemini";
+/// The reference MCP server (`@modelcontextprotocol/server-everything`), run by node.
+pub const MCP_SERVER_EVERYTHING: &str =
+    "npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+/// OpenCode (`agents` block).
+pub const OPENCODE: &str = "agents/node_modules/.bin/opencode";
+/// Kilo, OpenCode's fork (`agents` block).
+pub const KILO: &str = "agents/node_modules/.bin/kilo";
+/// Qwen Code (`agents` block).
+pub const QWEN_CODE: &str = "agents/node_modules/.bin/qwen";
+/// Cline's command line (`agents` block).
+pub const CLINE: &str = "agents/node_modules/.bin/cline";
+/// GitHub Copilot CLI (`agents` block).
+pub const COPILOT: &str = "agents/node_modules/.bin/copilot";
+/// Copilot's own package, unpacked once (235 MB) rather than into each run's HOME.
+pub const COPILOT_CACHE: &str = "agents/copilot-cache";
+/// The npm cache OpenCode and Kilo fetch their provider packages into.
+pub const NPM_CACHE: &str = "npm-cache";
+/// The venv with the `anthropic`, `openai`, `google-genai` and `mcp` SDKs.
+pub const PYTHON: &str = "venv/bin/python";
+/// The venv with playwright, which drives Debian's chromium.
+pub const BROWSER_PYTHON: &str = "browser-venv/bin/python";
+
+/// Debian's chromium, which `.ci/real-parts` installs with apt when it is missing.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Where `.ci/real-parts` put the parts.
+fn real_parts() -> PathBuf {
+    root().join("target").join("real-parts")
+}
+
+/// One installed part (one of the constants above), which must be there.
+#[track_caller]
+pub fn part(path: &str) -> PathBuf {
+    let path = real_parts().join(path);
+    assert!(
+        path.exists(),
+        "{} is missing: install the real parts with `.ci/real-parts target/real-parts`",
+        path.display()
+    );
+    path
+}
+
+/// Debian's chromium, which must be there.
+#[track_caller]
+pub fn chromium() -> &'static Path {
+    let chromium = Path::new(CHROMIUM);
+    assert!(
+        chromium.exists(),
+        "{CHROMIUM} is missing: install the real parts with `.ci/real-parts target/real-parts` \
+         (it runs `apt-get install -y chromium`)"
+    );
+    chromium
+}
+
+/// Runs one of the Python scripts in `tests/it/python` with the SDKs' venv, and parses the JSON
+/// it prints. Nothing of this machine's environment but `PATH` reaches it (no `ANTHROPIC_*`,
+/// `OPENAI_*`, `GEMINI_*` or `GOOGLE_*` settings, no HTTP proxies): the scripts name everything
+/// they need.
+#[cfg(unix)]
+#[track_caller]
+pub fn python_script(script: &str, args: &[&str]) -> serde_json::Value {
+    let mut command = std::process::Command::new(part(PYTHON));
+    command
+        .arg(root().join("tests/it/python").join(script))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    let output = crate::util::bounded::run_bounded(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{script} failed: {stderr}");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "{script} printed no JSON ({error}): {}\nstderr: {stderr}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}

@@ -1,0 +1,79 @@
+//! Reading the page `reasons report` writes: the calls it shows, and a log built to break it.
+//! The report's tests read the page's text; the browser's tests open the same page in chromium.
+
+use serde_json::{json, Value};
+
+use crate::util::claude_call;
+
+/// One call as the page shows it: the markup of its `<li>`, and what its attributes say.
+#[derive(Debug)]
+pub struct Shown {
+    pub markup: String,
+    pub status: String,
+    pub tool: String,
+    pub location: String,
+}
+
+/// What `text` holds between the first `start` and the next `end`.
+pub fn between<'a>(text: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let from = text.find(start)? + start.len();
+    let to = text[from..].find(end)? + from;
+    Some(&text[from..to])
+}
+
+/// Every call on a page, in page order.
+pub fn shown_calls(page: &str) -> Vec<Shown> {
+    page.split("<li class=\"call ")
+        .skip(1)
+        .map(|chunk| {
+            let markup = chunk[..chunk.find("</li>").expect("each call is closed")].to_owned();
+            Shown {
+                status: between(&markup, "data-status=\"", "\"").unwrap().to_owned(),
+                tool: between(&markup, "data-tool=\"", "\"").unwrap().to_owned(),
+                location: between(&markup, "<span class=\"loc\">", "</span>")
+                    .unwrap()
+                    .to_owned(),
+                markup,
+            }
+        })
+        .collect()
+}
+
+/// Markup and script in every field a log controls.
+pub const HOSTILE: [&str; 5] = [
+    "<script>alert(1)</script>",
+    "\"><img src=x onerror=alert(2)>",
+    "</summary></details></ol><b>bold</b><!--",
+    "&lt;entity&gt; ]]> <![CDATA[ x",
+    "<svg onload=alert(3)><style>*{display:none}</style>",
+];
+
+/// A log in a hostile file name whose every field holds markup; returns its folder, the path
+/// and the number of calls in it.
+pub fn hostile_log() -> (tempfile::TempDir, std::path::PathBuf, usize) {
+    let mut lines = Vec::new();
+    for (at, text) in HOSTILE.iter().enumerate() {
+        let mut input = serde_json::Map::new();
+        input.insert("command".into(), json!(text));
+        input.insert((*text).to_owned(), json!({ *text: [text, at] }));
+        input.insert("reason".into(), json!(text));
+        let mut line: Value =
+            serde_json::from_str(&claude_call(text, text, text, Value::Object(input))).unwrap();
+        line["timestamp"] = json!(text);
+        lines.push(line.to_string());
+        // The same with the reason missing, blank and not a string, and as an edit.
+        let edit = json!({"file_path": text, "old_string": text, "new_string": format!("{text}\n{text}"), "reason": [text]});
+        lines.push(claude_call(text, &format!("{text}e"), text, edit));
+        lines.push(claude_call(
+            text,
+            &format!("{text}b"),
+            text,
+            json!({"path": text, "reason": " "}),
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("\"><img src=x onerror=alert(9)>.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let calls = lines.len();
+    (dir, path, calls)
+}
