@@ -128,7 +128,6 @@ impl Room for Anthropic {
     fn history(&self) -> Option<History> {
         Some(History {
             key: "messages",
-            marker: "\"tool_use\"",
             calls: Some("content"),
             kind: Some(("type", "tool_use")),
             name: &["name"],

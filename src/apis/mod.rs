@@ -63,8 +63,6 @@ pub struct Provider {
 pub struct History {
     /// The body's top-level key holding the entries (an array).
     pub key: &'static str,
-    /// A token every entry that holds a call contains (entries without it are not read).
-    pub marker: &'static str,
     /// The key of an entry's array of calls, in the API's call shape; `None` when the entry is
     /// the call itself.
     pub calls: Option<&'static str>,

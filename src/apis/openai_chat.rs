@@ -61,7 +61,6 @@ impl Room for OpenAiChat {
     fn history(&self) -> Option<History> {
         Some(History {
             key: "messages",
-            marker: "\"tool_calls\"",
             calls: Some("tool_calls"),
             kind: None,
             name: &["function", "name"],

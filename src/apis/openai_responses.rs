@@ -36,7 +36,6 @@ impl Room for OpenAiResponses {
     fn history(&self) -> Option<History> {
         Some(History {
             key: "input",
-            marker: "\"function_call\"",
             calls: None,
             kind: Some(("type", "function_call")),
             name: &["name"],

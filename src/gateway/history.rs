@@ -18,13 +18,11 @@
 //! logged before it), then every reason it logs, while the ids, tools and reasons held stay
 //! under [`RECALL_BYTES`], the oldest forgotten first.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::apis::{Api, History};
@@ -158,67 +156,58 @@ impl Recall {
     }
 }
 
-/// The history (`raw`, a request body's value at the API's history key) with the remembered
-/// reasons given back, and how many; `None` when none was, or the history cannot be read (it then
-/// goes on as it came).
+/// A value the crate's parser read, with the text its positions are in and where in that
+/// text it is written (`start..end`).
+pub(crate) struct InText<'a> {
+    pub value: Json<'a>,
+    pub text: &'a str,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl<'a> InText<'a> {
+    /// A value parsed from the whole of `text`.
+    pub fn whole(text: &'a str, value: Json<'a>) -> InText<'a> {
+        InText {
+            value,
+            text,
+            start: 0,
+            end: text.len(),
+        }
+    }
+}
+
+/// The history (a request body's value at the API's history key, as parsed) with the
+/// remembered reasons given back, as text, and how many; `None` when none was, or the history
+/// cannot be read (it then goes on as it came).
 ///
-/// The history is read once, by the crate's own parser (no allocation per string, its strings
-/// skipped 64 bytes at a time), and each call is looked at where the API's [`History`] says its
-/// kind, name, id and arguments are. A reason is spliced into the text of the call's arguments,
-/// and every other byte of the history is copied as it came. Reading each call into a `Value`
-/// for the rules that decide, and writing the reasons again for each call, cost half a
-/// millisecond on a history of 200 calls, sent again on every turn.
+/// Each call is looked at where the API's [`History`] says its kind, name, id and arguments
+/// are, in the tree the body was parsed into once (no allocation per string, strings skipped
+/// 64 bytes at a time). A reason is spliced into the text of the call's arguments, and every
+/// other byte of the history is copied as it came. Reading each call into a `Value` for the
+/// rules that decide, writing the reasons again for each call, and parsing the history a second
+/// time cost several times as much on a history of 200 calls, which is sent again on every
+/// turn. `arguments` parses arguments written as text.
 pub(crate) fn restore(
     api: Api,
-    raw: &RawValue,
+    history: &InText<'_>,
     tracked: &ToolNames,
     recall: &Recall,
-) -> Option<(String, usize)> {
-    let history = api.history()?;
-    let text = raw.get();
-    if !text.contains(history.marker) {
-        return None;
-    }
-    PARSERS.with(|parsers| {
-        let (history_parser, arguments) = &mut *parsers.borrow_mut();
-        let restored = give_back_all(&history, text, tracked, recall, history_parser, arguments);
-        history_parser.shrink_to(KEPT_NODES);
-        arguments.shrink_to(KEPT_NODES);
-        restored
-    })
-}
-
-/// How many nodes of a parsed history a thread keeps room for between requests: a history of
-/// a few megabytes.
-const KEPT_NODES: usize = 1 << 18;
-
-thread_local! {
-    /// Each thread's parsers for histories and for arguments written as text. A history is
-    /// tens of thousands of nodes, sent again on every turn: kept, their buffers are not
-    /// grown again from nothing for every request.
-    static PARSERS: RefCell<(Parser, Parser)> = RefCell::default();
-}
-
-fn give_back_all(
-    history: &History,
-    text: &str,
-    tracked: &ToolNames,
-    recall: &Recall,
-    parser: &mut Parser,
     arguments: &mut Parser,
 ) -> Option<(String, usize)> {
-    let entries = parser.parse(text).ok()?.as_array()?;
-    let mut restored = Restored::of(text);
+    let shape = api.history()?;
+    let entries = history.value.as_array()?;
+    let mut restored = Restored::of(history);
     for entry in entries {
-        match history.calls {
+        match shape.calls {
             Some(key) => {
                 let calls = entry.as_object().and_then(|entry| entry.get(key));
                 for call in calls.and_then(Json::as_array).into_iter().flatten() {
-                    give_back(history, call, tracked, recall, arguments, &mut restored);
+                    give_back(&shape, call, tracked, recall, arguments, &mut restored);
                 }
             }
             None => {
-                give_back(history, entry, tracked, recall, arguments, &mut restored);
+                give_back(&shape, entry, tracked, recall, arguments, &mut restored);
             }
         }
     }
@@ -231,15 +220,18 @@ struct Restored<'t> {
     written: String,
     /// How far `text` is copied.
     copied: usize,
+    /// Where the history's text ends.
+    end: usize,
     given: usize,
 }
 
 impl<'t> Restored<'t> {
-    fn of(text: &'t str) -> Restored<'t> {
+    fn of(history: &InText<'t>) -> Restored<'t> {
         Restored {
-            text,
+            text: history.text,
             written: String::new(),
-            copied: 0,
+            copied: history.start,
+            end: history.end,
             given: 0,
         }
     }
@@ -248,7 +240,7 @@ impl<'t> Restored<'t> {
     /// equal). Splices come in the order of the calls, each inside its own call: none overlap.
     fn splice(&mut self, start: usize, end: usize, pieces: &[&str]) {
         if self.given == 0 {
-            self.written.reserve(self.text.len() + 1024);
+            self.written.reserve(self.end - self.copied + 1024);
         }
         self.written.push_str(&self.text[self.copied..start]);
         for piece in pieces {
@@ -262,7 +254,7 @@ impl<'t> Restored<'t> {
         if self.given == 0 {
             return None;
         }
-        self.written.push_str(&self.text[self.copied..]);
+        self.written.push_str(&self.text[self.copied..self.end]);
         Some((self.written, self.given))
     }
 }
@@ -389,11 +381,24 @@ fn reason_into_string(
 mod tests {
     use proptest::prelude::*;
     use serde_json::json;
+    use serde_json::value::RawValue;
 
     use super::*;
 
     fn tracked(names: &[&str]) -> ToolNames {
         names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    /// [`restore`] on a history written as `raw`.
+    fn restore_written(
+        api: Api,
+        raw: &RawValue,
+        tracked: &ToolNames,
+        recall: &Recall,
+    ) -> Option<(String, usize)> {
+        let mut parser = Parser::default();
+        let history = InText::whole(raw.get(), parser.parse(raw.get()).ok()?);
+        restore(api, &history, tracked, recall, &mut Parser::default())
     }
 
     fn raw(value: &Value) -> Box<RawValue> {
@@ -430,7 +435,7 @@ mod tests {
                 {"type": "tool_use", "id": "toolu_9", "name": "Bash", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]}
         ]);
-        let (text, given) = restore(
+        let (text, given) = restore_written(
             Api::Anthropic,
             &raw(&messages),
             &tracked(&["Bash"]),
@@ -448,7 +453,7 @@ mod tests {
         assert_eq!(blocks[2]["input"], json!({}));
         // Entries without a restored call are the bytes they came as.
         assert!(text.starts_with(r#"[{"role":"user","content":"hi"},"#));
-        assert!(restore(
+        assert!(restore_written(
             Api::Anthropic,
             &raw(&messages),
             &tracked(&["Read"]),
@@ -464,7 +469,7 @@ mod tests {
         let chat = json!([{"role": "assistant", "tool_calls": [{"id": "call_1",
             "type": "function", "function": {"name": "shell", "arguments": "{\"command\":[\"wc\"]}"}}]}]);
         let (text, _) =
-            restore(Api::OpenAiChat, &raw(&chat), &tracked(&["shell"]), &recall).unwrap();
+            restore_written(Api::OpenAiChat, &raw(&chat), &tracked(&["shell"]), &recall).unwrap();
         let restored: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             restored[0]["tool_calls"][0]["function"]["arguments"],
@@ -472,7 +477,7 @@ mod tests {
         );
         let input = json!([{"type": "function_call", "call_id": "call_1", "name": "shell",
             "arguments": ""}, {"type": "function_call_output", "call_id": "call_1", "output": "1"}]);
-        let (text, _) = restore(
+        let (text, _) = restore_written(
             Api::OpenAiResponses,
             &raw(&input),
             &tracked(&["shell"]),
@@ -495,7 +500,7 @@ mod tests {
             {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "shell",
                 "arguments": "not json"}}]}]),
         ] {
-            assert!(restore(Api::OpenAiChat, &raw(&history), &shell, &recall).is_none());
+            assert!(restore_written(Api::OpenAiChat, &raw(&history), &shell, &recall).is_none());
         }
     }
 
@@ -508,7 +513,8 @@ mod tests {
             r#"[{{"role":"assistant","content":[{{"type":"tool_use","id":"t","name":"Bash","input":{input}}}]}}]"#
         );
         let raw = RawValue::from_string(history.clone()).unwrap();
-        let (text, _) = restore(Api::Anthropic, &raw, &tracked(&["Bash"]), &recall).unwrap();
+        let (text, _) =
+            restore_written(Api::Anthropic, &raw, &tracked(&["Bash"]), &recall).unwrap();
         let at = history.find(input).unwrap();
         assert!(text.starts_with(&history[..at]) && text.ends_with(&history[at + input.len()..]));
         text[at..text.len() - (history.len() - at - input.len())].to_owned()
@@ -523,7 +529,8 @@ mod tests {
             r#"[{{"type":"function_call","call_id":"c","name":"shell","arguments":{string}}}]"#
         );
         let raw = RawValue::from_string(history.clone()).unwrap();
-        let (text, _) = restore(Api::OpenAiResponses, &raw, &tracked(&["shell"]), &recall).unwrap();
+        let (text, _) =
+            restore_written(Api::OpenAiResponses, &raw, &tracked(&["shell"]), &recall).unwrap();
         let spliced = text[history.find(string).unwrap()..text.len() - 2].to_owned();
         let inner: String = serde_json::from_str(&spliced).unwrap();
         (spliced, serde_json::from_str(&inner).unwrap())
@@ -569,7 +576,8 @@ mod tests {
             "[ {\"role\": \"assistant\", \"content\": [\n  {\"input\": {\"command\" : \"ls\"},\
             \"name\": \"Bash\", \"type\": \"tool_use\", \"id\": \"toolu_1\"} ] } ]";
         let raw = RawValue::from_string(history.to_owned()).unwrap();
-        let (text, given) = restore(Api::Anthropic, &raw, &tracked(&["Bash"]), &recall).unwrap();
+        let (text, given) =
+            restore_written(Api::Anthropic, &raw, &tracked(&["Bash"]), &recall).unwrap();
         assert_eq!(given, 1);
         assert_eq!(
             text,
@@ -735,7 +743,7 @@ mod tests {
             // Arguments written as text keep the text they were written as: compared as the
             // objects they hold.
             let expected = objects_in_strings(expected);
-            match restore(api, &raw, &tracked, &recall) {
+            match restore_written(api, &raw, &tracked, &recall) {
                 Some((restored, given)) => {
                     prop_assert!(given > 0);
                     let restored = serde_json::from_str::<Value>(&restored).unwrap();

@@ -1,18 +1,21 @@
 //! A request body with its `tools` augmented and everything else left as the bytes it came as.
 //!
-//! Only the top level of the body is read into keys and raw values: a conversation of megabytes
-//! is copied, not parsed into a tree and written out again, and whatever it holds (numbers
-//! beyond `f64`, escapes written one way or another) reaches the model exactly as the agent
-//! wrote it.
+//! The body is parsed once into the crate's borrowed tree, and its top level is taken as keys and
+//! values as written: a conversation of megabytes is copied, never made `Value`s and written out
+//! again, and whatever it holds (escapes written one way or another, numbers beyond `f64`, which
+//! serde_json reads when the crate's parser will not) reaches the model exactly as the agent
+//! wrote it. The history's calls are read from the same tree.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::history::{restore, Recall};
+use super::history::{restore, InText, Recall};
 use crate::apis::Api;
+use crate::json::{Object, Parser};
 use crate::layer::wire::augment_tools;
 use crate::layer::ToolNames;
 
@@ -34,34 +37,88 @@ pub struct Augmented {
 /// Augments the `tools` of a request body in the API's shape, and gives the calls of its
 /// history the reasons `recall` remembers (see `history`).
 pub fn augment(api: Api, body: &[u8], recall: Option<&Recall>) -> Augmented {
-    let object = match serde_json::from_slice::<TopLevel<'_>>(body) {
-        Ok(object) => object,
-        Err(error) => {
-            return Augmented {
-                problem: Some(format!("the request body is not a JSON object ({error})")),
-                ..Augmented::default()
-            }
+    PARSERS.with(|parsers| {
+        let Parsers {
+            body: parser,
+            arguments,
+        } = &mut *parsers.borrow_mut();
+        let augmented = augment_with(api, body, recall, parser, arguments);
+        parser.shrink_to(KEPT_NODES);
+        arguments.shrink_to(KEPT_NODES);
+        augmented
+    })
+}
+
+/// Each thread's parsers: one for request bodies, one for arguments written as text. A body is
+/// tens of thousands of nodes, its history sent again on every turn: kept, their buffers are
+/// not grown again from nothing for every request.
+struct Parsers {
+    body: Parser,
+    arguments: Parser,
+}
+
+impl Default for Parsers {
+    fn default() -> Self {
+        Parsers {
+            // A key written twice: which one would the API read? serde_json keeps both.
+            body: Parser::rejecting_duplicate_keys(),
+            arguments: Parser::default(),
         }
+    }
+}
+
+/// How many nodes a thread's parser keeps room for between requests: a body of a few
+/// megabytes.
+const KEPT_NODES: usize = 1 << 18;
+
+thread_local! {
+    static PARSERS: RefCell<Parsers> = RefCell::default();
+}
+
+/// The body is parsed once, by the crate's own parser: the top level's members as written,
+/// and the history's calls from the same tree. What that parser does not read (a key written
+/// twice, text it is not sure of), serde_json reads, and its verdict is final.
+fn augment_with(
+    api: Api,
+    body: &[u8],
+    recall: Option<&Recall>,
+    parser: &mut Parser,
+    arguments: &mut Parser,
+) -> Augmented {
+    let parsed = simdutf8::basic::from_utf8(body)
+        .ok()
+        .and_then(|text| Some((text, parser.parse(text).ok()?.as_object()?)));
+    let object = match parsed {
+        Some((text, members)) => TopLevel::of(text, members),
+        None => match serde_json::from_slice::<TopLevel<'_>>(body) {
+            Ok(object) => object,
+            Err(error) => {
+                return Augmented {
+                    problem: Some(format!("the request body is not a JSON object ({error})")),
+                    ..Augmented::default()
+                }
+            }
+        },
     };
     let session = match api {
         Api::Anthropic => object
             .get("metadata")
-            .and_then(|metadata| super::anthropic::session_of(metadata.get())),
+            .and_then(|metadata| super::anthropic::session_of(metadata.written)),
         _ => None,
     };
     let mut tools_at = object
         .0
         .iter()
         .enumerate()
-        .filter(|(_, (key, _))| key == "tools");
-    let (Some((at, (_, tools))), None) = (tools_at.next(), tools_at.next()) else {
+        .filter(|(_, member)| member.key == "tools");
+    let (Some((at, tools)), None) = (tools_at.next(), tools_at.next()) else {
         // No tools, or the key twice: which one would the API read? When in doubt, do not touch.
         return Augmented {
             session,
             ..Augmented::default()
         };
     };
-    let Ok(Value::Array(declarations)) = serde_json::from_str::<Value>(tools.get()) else {
+    let Ok(Value::Array(declarations)) = serde_json::from_str::<Value>(tools.written) else {
         return Augmented {
             session,
             problem: Some("the request's `tools` is not an array".to_owned()),
@@ -78,10 +135,27 @@ pub fn augment(api: Api, body: &[u8], recall: Option<&Recall>) -> Augmented {
         .history()
         .zip(recall.filter(|recall| !recall.is_empty()));
     if let Some((history, recall)) = history.filter(|_| !listing.tracked.is_empty()) {
-        let entries = object.0.iter().position(|(key, _)| key == history.key);
+        let entries = object.0.iter().position(|member| member.key == history.key);
         let given = entries.and_then(|entries| {
-            let raw = object.0[entries].1;
-            Some((entries, restore(api, raw, &listing.tracked, recall)?))
+            let member = &object.0[entries];
+            let tracked = &listing.tracked;
+            let given = match &member.parsed {
+                Some(parsed) => restore(api, parsed, tracked, recall, arguments),
+                // Read by serde_json (rarely: a key written twice, text the parser is not sure
+                // of): the history is parsed on its own, as a `Value` would read it.
+                None => {
+                    let mut parser = Parser::default();
+                    let parsed = parser.parse(member.written).ok()?;
+                    restore(
+                        api,
+                        &InText::whole(member.written, parsed),
+                        tracked,
+                        recall,
+                        arguments,
+                    )
+                }
+            };
+            Some((entries, given?))
         });
         if let Some((entries, (text, given))) = given {
             replaced.push((entries, text));
@@ -98,14 +172,38 @@ pub fn augment(api: Api, body: &[u8], recall: Option<&Recall>) -> Augmented {
     }
 }
 
-/// The top level of a JSON object: its keys in order, each with its value as raw text.
-struct TopLevel<'a>(Vec<(String, &'a RawValue)>);
+/// One member of a JSON object's top level.
+struct Member<'a> {
+    key: String,
+    /// Its value as written.
+    written: &'a str,
+    /// The value as the crate's parser read it; `None` when serde_json read the body.
+    parsed: Option<InText<'a>>,
+}
+
+/// The top level of a JSON object: its members in order, each with its value as written.
+struct TopLevel<'a>(Vec<Member<'a>>);
 
 impl<'a> TopLevel<'a> {
-    fn get(&self, key: &str) -> Option<&'a RawValue> {
-        self.0
-            .iter()
-            .find_map(|(name, value)| (name == key).then_some(*value))
+    /// The members of an object the crate's parser read from `text`.
+    fn of(text: &'a str, object: Object<'a>) -> TopLevel<'a> {
+        let members = object
+            .members_as_written()
+            .map(|(key, value, (start, end))| Member {
+                key: key.decode().into_owned(),
+                written: &text[start..end],
+                parsed: Some(InText {
+                    value,
+                    text,
+                    start,
+                    end,
+                }),
+            });
+        TopLevel(members.collect())
+    }
+
+    fn get(&self, key: &str) -> Option<&Member<'a>> {
+        self.0.iter().find(|member| member.key == key)
     }
 
     /// The object written compactly, with the values at some places replaced by these texts.
@@ -113,20 +211,20 @@ impl<'a> TopLevel<'a> {
         let raw_length: usize = self
             .0
             .iter()
-            .map(|(key, raw)| key.len() + raw.get().len() + 4)
+            .map(|member| member.key.len() + member.written.len() + 4)
             .sum();
         let mut body = Vec::with_capacity(raw_length + 4096);
         body.push(b'{');
-        for (n, (key, raw)) in self.0.iter().enumerate() {
+        for (n, member) in self.0.iter().enumerate() {
             if n > 0 {
                 body.push(b',');
             }
-            serde_json::to_writer(&mut body, key).expect("a string serialises");
+            serde_json::to_writer(&mut body, &member.key).expect("a string serialises");
             body.push(b':');
             let text = replaced
                 .iter()
                 .find_map(|(at, text)| (*at == n).then_some(text.as_str()));
-            body.extend_from_slice(text.unwrap_or(raw.get()).as_bytes());
+            body.extend_from_slice(text.unwrap_or(member.written).as_bytes());
         }
         body.push(b'}');
         body
@@ -144,11 +242,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for TopLevel<'a> {
             }
 
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<TopLevel<'de>, M::Error> {
-                let mut entries = Vec::new();
+                let mut members = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
-                    entries.push((key, map.next_value::<&'de RawValue>()?));
+                    let written = map.next_value::<&'de RawValue>()?.get();
+                    members.push(Member {
+                        key,
+                        written,
+                        parsed: None,
+                    });
                 }
-                Ok(TopLevel(entries))
+                Ok(TopLevel(members))
             }
         }
         deserializer
@@ -233,5 +336,64 @@ mod tests {
         assert!(augment(Api::Anthropic, b"{\"tools\":\"all\"}", None)
             .problem
             .is_some());
+    }
+
+    /// Each key of a top level, and its value as written.
+    type Written = Vec<(String, String)>;
+
+    /// The top level as the crate's parser reads it, and as serde_json does.
+    fn both_readings(body: &str) -> (Written, Written) {
+        let members = |object: TopLevel<'_>| {
+            object
+                .0
+                .into_iter()
+                .map(|member| (member.key, member.written.to_owned()))
+                .collect::<Vec<_>>()
+        };
+        let mut parser = Parser::rejecting_duplicate_keys();
+        let tree = parser.parse(body).unwrap().as_object().unwrap();
+        let by_serde = serde_json::from_str::<TopLevel<'_>>(body).unwrap();
+        (members(TopLevel::of(body, tree)), members(by_serde))
+    }
+
+    #[test]
+    fn the_crate_parser_reads_the_top_level_as_serde_json_does() {
+        let body = format!(
+            "{{ \"\\u0074ools\" :\n[{}] ,\"n\":1.5e3,\"t\":true,\"f\" : false,\"z\":null,\"s\":\"a\\\"}}\",\"o\":{{\"a\":[]}} }}\n",
+            bash()
+        );
+        let (tree, serde) = both_readings(&body);
+        assert_eq!(tree, serde);
+        assert_eq!(tree[0].0, "tools");
+        assert_eq!(tree.len(), 7);
+        // Augmented the same way whichever read it: the keys, the untouched values as written.
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+        let text = String::from_utf8(augmented).unwrap();
+        assert!(
+            text.ends_with(r#","n":1.5e3,"t":true,"f":false,"z":null,"s":"a\"}","o":{"a":[]}}"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_body_with_a_key_written_twice_anywhere_is_read_by_serde_json() {
+        // Inside the history: the crate's parser refuses it, serde_json reads the top level, and
+        // the history is still given its reasons.
+        let mut recall = Recall::default();
+        recall.note("toolu_1", "Bash", &json!("Look"));
+        let body = json!({"messages": [{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]}],
+            "tools": [bash()]})
+        .to_string()
+        .replace(
+            r#""role":"assistant""#,
+            r#""role":"user","role":"assistant""#,
+        );
+        assert!(Parser::rejecting_duplicate_keys().parse(&body).is_err());
+        let augmented = augment(Api::Anthropic, body.as_bytes(), Some(&recall));
+        assert_eq!(augmented.restored, 1);
+        let text = String::from_utf8(augmented.body.unwrap()).unwrap();
+        assert!(text.contains(r#""role":"user","role":"assistant""#));
+        assert!(text.contains(r#"{"command":"ls","reason":"Look"}"#));
     }
 }

@@ -71,6 +71,9 @@ pub(crate) struct Parser {
     nodes: Vec<Node>,
     /// Children of the containers still open.
     stack: Vec<Node>,
+    /// Whether an object that writes a key twice is [`Rejected`] (it is otherwise read as a
+    /// `Value` map reads it): for readers that must see every member as written.
+    reject_duplicate_keys: bool,
 }
 
 impl Parser {
@@ -80,6 +83,15 @@ impl Parser {
         Parser {
             nodes: Vec::with_capacity(1024),
             stack: Vec::with_capacity(256),
+            reject_duplicate_keys: false,
+        }
+    }
+
+    /// A parser that rejects an object writing a key twice, anywhere in the text.
+    pub(crate) fn rejecting_duplicate_keys() -> Parser {
+        Parser {
+            reject_duplicate_keys: true,
+            ..Parser::default()
         }
     }
 
@@ -228,6 +240,9 @@ impl Parser {
             }
         }
         if duplicate {
+            if self.reject_duplicate_keys {
+                return Err(Rejected);
+            }
             keep_last_values(bytes, &mut self.stack, mark);
         }
         let first = u32::try_from(self.nodes.len()).map_err(|_| Rejected)?;
@@ -688,6 +703,38 @@ impl<'p> Object<'p> {
     pub(crate) fn values(self) -> impl Iterator<Item = Json<'p>> + Clone {
         self.iter().map(|(_, value)| value)
     }
+
+    /// Each member's key, and its value with where the value is written in the text
+    /// (`start..end`).
+    pub(crate) fn members_as_written(
+        self,
+    ) -> impl Iterator<Item = (Text<'p>, Json<'p>, (usize, usize))> + Clone {
+        let bytes = self.json.text.as_bytes();
+        (0..self.len).map(move |entry| {
+            let at = self.first + 2 * entry;
+            let (key, value) = (self.json.at(at), self.json.at(at + 1));
+            let key_end = match key.node {
+                Node::String { end, .. } => end,
+                _ => 0,
+            };
+            // After the key's closing quote: whitespace, the colon, whitespace, the value.
+            let colon = skip_whitespace(bytes, key_end + 1);
+            let start = skip_whitespace(bytes, colon + 1);
+            let end = match value.node {
+                Node::Null => start + 4,
+                Node::Bool(flag) => start + if flag { 4 } else { 5 },
+                Node::Number { end, .. } | Node::Array { end, .. } | Node::Object { end, .. } => {
+                    end
+                }
+                Node::String { end, .. } => end + 1,
+            };
+            let key = key.as_text().unwrap_or(Text {
+                raw: "",
+                escaped: false,
+            });
+            (key, value, (start, end))
+        })
+    }
 }
 
 /// The parser against serde_json, for the differential fuzz target (`fuzz/fuzz_targets/json.rs`):
@@ -838,6 +885,44 @@ mod tests {
         }
     }
 
+    /// An object's members as serde_json reads them, each value as written, keys written twice
+    /// kept twice.
+    fn raw_members(text: &str) -> Option<Vec<(String, String)>> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = Vec<(String, String)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: &'de serde_json::value::RawValue = map.next_value()?;
+                    members.push((key, value.get().to_owned()));
+                }
+                Ok(members)
+            }
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let members = serde::Deserializer::deserialize_map(&mut deserializer, Members).ok()?;
+        deserializer.end().ok()?;
+        Some(members)
+    }
+
+    #[test]
+    fn keys_written_twice_are_rejected_only_when_asked() {
+        for text in [r#"{"a":1,"a":2}"#, r#"[{"x":{"b":1,"b":2}}]"#] {
+            assert!(Parser::rejecting_duplicate_keys().parse(text).is_err());
+            assert!(Parser::default().parse(text).is_ok());
+        }
+        assert!(Parser::rejecting_duplicate_keys()
+            .parse(r#"{"a":1,"b":{"a":2}}"#)
+            .is_ok());
+    }
+
     /// JSON-ish text: valid JSON, cut and spliced and sprinkled with the characters that matter.
     fn jsonish() -> impl Strategy<Value = String> {
         let leaf = prop_oneof![
@@ -889,6 +974,27 @@ mod tests {
         fn accepts_and_reads_exactly_what_serde_json_does(text in jsonish()) {
             let reference = serde_json::from_str::<Value>(&text).ok();
             prop_assert_eq!(parsed(&text), reference, "{:?}", text);
+        }
+
+        /// An object's members as written are serde_json's raw members, whenever the parser
+        /// that rejects keys written twice accepts the object.
+        #[test]
+        fn members_as_written_are_serde_jsons_raw_members(text in jsonish()) {
+            let text = format!("{{ \"k\" :{text}, \"l\":[ {text} ] ,\"m\"\n:\t{text}}}");
+            let mut parser = Parser::rejecting_duplicate_keys();
+            if let Ok(json) = parser.parse(&text) {
+                let members: Vec<(String, String)> = json
+                    .as_object()
+                    .unwrap()
+                    .members_as_written()
+                    .map(|(key, value, (start, end))| {
+                        let written = &text[start..end];
+                        assert_eq!(serde_json::from_str::<Value>(written).ok(), Some(value.to_value()));
+                        (key.decode().into_owned(), written.to_owned())
+                    })
+                    .collect();
+                prop_assert_eq!(Some(members), raw_members(&text));
+            }
         }
     }
 }
