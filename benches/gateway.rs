@@ -327,6 +327,28 @@ fn restoration_cost(dir: &std::path::Path, requests: usize) {
         millis(median_without),
         millis(median_with) - millis(median_without),
     );
+    // What the reasons' bytes alone cost: the body as the restoring gateway sent it upstream
+    // (its history already holding the reasons), through `--no-restore` beside the original.
+    let with_reasons = String::from_utf8(received[0].body.clone()).expect("a UTF-8 body");
+    let (mut longer, mut original) = (Vec::new(), Vec::new());
+    for n in 0..requests + 200 {
+        let (a, b) = (
+            without.post("/v1/messages", &with_reasons),
+            without.post("/v1/messages", &body),
+        );
+        if n >= 200 {
+            longer.push(a.total);
+            original.push(b.total);
+        }
+    }
+    let (median_longer, median_original) =
+        (percentile(&mut longer, 50), percentile(&mut original, 50));
+    println!(
+        "the body with the reasons in it ({} KB), sent as it is with --no-restore: median {:.3} ms, {:+.3} ms over the original: what its bytes cost upstream",
+        with_reasons.len() / 1000,
+        millis(median_longer),
+        millis(median_longer) - millis(median_original),
+    );
     for child in [&mut restoring, &mut plain] {
         let _ = child.kill();
         let _ = child.wait();

@@ -351,38 +351,62 @@ pub fn find_touched_from_end(path: &Path, tool: &str, touched: &str) -> io::Resu
 
 /// The first of the log's last lines, last first, that holds `needle` and that `matches`, over at
 /// most [`SEARCH_FROM_END`] bytes from its end.
+///
+/// Each block read is searched for the needle as a whole: only a line that holds
+/// it is cut out and looked at (a hook runs before every call, and most of the log holds other
+/// ids: splitting every line and searching each on its own took milliseconds).
 fn find_last<T>(
     path: &Path,
     needle: &str,
     mut matches: impl FnMut(&[u8]) -> Option<T>,
 ) -> io::Result<Option<T>> {
-    const BLOCK: u64 = 64 * 1024;
+    const BLOCK: u64 = 256 * 1024;
     let mut file = File::open(path)?;
     let end = file.seek(SeekFrom::End(0))?;
     let floor = end.saturating_sub(SEARCH_FROM_END);
+    // memchr's forward search is vectorised, its reverse search is not: the block is searched
+    // forwards, and the lines that hold the needle looked at last first.
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
-    // `tail` holds the bytes after the last line end seen so far: the start of a line that
-    // continues into the block read before.
-    let mut tail: Vec<u8> = Vec::new();
+    // One buffer for every block (a new one each time was a fresh mapping to fault in), and
+    // the start of the line that continues into the block read before.
+    let mut block: Vec<u8> = Vec::new();
+    let mut carried: Vec<u8> = Vec::new();
+    let mut hits: Vec<usize> = Vec::new();
     let mut position = end;
     while position > floor {
         let start = position.saturating_sub(BLOCK).max(floor);
-        let mut block = vec![0; (position - start) as usize];
+        block.clear();
+        block.resize((position - start) as usize, 0);
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut block)?;
-        block.extend_from_slice(&tail);
-        // Every complete line in this block, last first; the first piece may be cut.
-        let mut lines = block.rsplit(|&byte| byte == b'\n');
-        let mut pieces: Vec<&[u8]> = lines.by_ref().collect();
-        let first = if start > floor { pieces.pop() } else { None };
-        for line in pieces {
-            if finder.find(line).is_some() {
-                if let Some(found) = matches(line) {
-                    return Ok(Some(found));
-                }
+        block.extend_from_slice(&carried);
+        // The first line may begin before the block: it is looked at with the block before,
+        // unless the search goes no further back (it may then be cut: never looked at). At the
+        // log's start it is whole.
+        let first_end = match start {
+            0 => 0,
+            _ => memchr::memchr(b'\n', &block).map_or(block.len(), |at| at + 1),
+        };
+        hits.clear();
+        hits.extend(
+            finder
+                .find_iter(&block[first_end..])
+                .map(|hit| first_end + hit),
+        );
+        let mut looked_at = block.len();
+        for &hit in hits.iter().rev() {
+            if hit >= looked_at {
+                continue;
             }
+            let line_start = memchr::memrchr(b'\n', &block[..hit]).map_or(0, |at| at + 1);
+            let line_end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |at| hit + at);
+            if let Some(found) = matches(&block[line_start..line_end]) {
+                return Ok(Some(found));
+            }
+            looked_at = line_start;
         }
-        tail = first.map(<[u8]>::to_vec).unwrap_or_default();
+        carried.clear();
+        carried.extend_from_slice(&block[..first_end]);
         position = start;
     }
     Ok(None)
@@ -741,7 +765,7 @@ mod tests {
     fn find_from_end_reads_a_first_line_that_spans_blocks() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
-        let long = "y".repeat(200 * 1024);
+        let long = "y".repeat(300 * 1024);
         let writer = Writer::open(&path).unwrap();
         writer
             .append(&Record::now(
@@ -758,5 +782,35 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(find_from_end(&path, "first").unwrap(), Some(json!(long)));
+    }
+
+    #[test]
+    fn find_from_end_finds_each_ids_latest_reason_wherever_the_blocks_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let writer = Writer::open(&path).unwrap();
+        let mut latest = std::collections::HashMap::new();
+        // Lines of every length from 60 to 1,100 bytes: block ends fall anywhere in them.
+        for n in 0..1500 {
+            let id = format!("toolu_{}", (n * 7919) % 300);
+            let reason = format!("{n} {}", "z".repeat((n * 37) % 1000));
+            writer
+                .append(&Record::now(
+                    Via::Gateway,
+                    taken("Bash", &id, json!(reason)),
+                    None,
+                ))
+                .unwrap();
+            latest.insert(id, reason);
+        }
+        let length = fs::metadata(&path).unwrap().len();
+        assert!(length > 2 * 256 * 1024 && length < SEARCH_FROM_END);
+        for (id, reason) in latest {
+            assert_eq!(
+                find_from_end(&path, &id).unwrap(),
+                Some(json!(reason)),
+                "{id}"
+            );
+        }
     }
 }
