@@ -123,6 +123,13 @@ def drain():
     for _ in child.stdout:
         count[0] += 1
 threading.Thread(target=drain, daemon=True).start()
+# `watch` starts from the last lines of a log: what is written before it has opened the log would
+# not all be shown. One record first, shown, then the flood.
+with open(flood, "a") as out:
+    out.write(record(records))
+while count[0] < 1:
+    time.sleep(0.01)
+count[0] = 0
 def rss():
     with open(f"/proc/{child.pid}/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024

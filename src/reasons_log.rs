@@ -437,6 +437,9 @@ pub struct Tail {
 /// How many of the last bytes read a [`Tail`] checks are still in place.
 const SEEN: usize = 64;
 
+/// How much a [`Tail`] reads at once.
+const READ_AT_ONCE: u64 = 1 << 20;
+
 /// The longest line a [`Tail`] waits for the end of: a longer one is no record, and is dropped.
 const LONGEST_LINE: usize = 16 << 20;
 
@@ -499,9 +502,10 @@ impl Tail {
                 let checked = self.seen.len() as u64;
                 file.seek(SeekFrom::Start(self.position - checked))?;
                 let mut block = Vec::new();
-                (&mut *file)
-                    .take(length - self.position + checked)
-                    .read_to_end(&mut block)?;
+                // A burst of writes is read a piece at a time: memory stays flat however much
+                // was written since the last look.
+                let new = (length - self.position).min(READ_AT_ONCE);
+                (&mut *file).take(new + checked).read_to_end(&mut block)?;
                 if block.get(..self.seen.len()) != Some(&self.seen[..]) {
                     // Truncated and written again past the old end: all of it is new.
                     self.position = 0;
@@ -515,6 +519,9 @@ impl Tail {
                 let keep_from = self.seen.len().saturating_sub(SEEN);
                 self.seen.drain(..keep_from);
                 count += self.split_lines(block, on_line);
+                if self.position < length {
+                    continue;
+                }
             }
             // Renamed away and replaced: this file is read to its end (above), then the new one.
             if self.replaced()? {
@@ -782,6 +789,31 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(find_from_end(&path, "first").unwrap(), Some(json!(long)));
+    }
+
+    #[test]
+    fn a_tail_reads_a_burst_larger_than_it_reads_at_once_whole_and_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        fs::write(&path, "").unwrap();
+        let mut tail = Tail::from_last_lines(&path, 10).unwrap();
+        // Lines of many lengths, so that the pieces end anywhere in them; the last one not ended.
+        let lines: Vec<String> = (0..4000)
+            .map(|n| format!("{{\"n\":{n},\"pad\":\"{}\"}}", "p".repeat((n * 131) % 2000)))
+            .collect();
+        let mut text = lines.join("\n");
+        assert!(text.len() as u64 > 3 * READ_AT_ONCE);
+        fs::write(&path, &text).unwrap();
+        let mut seen = Vec::new();
+        let mut read = |tail: &mut Tail| {
+            tail.read_new(&mut |line| seen.push(String::from_utf8(line.to_vec()).unwrap()))
+                .unwrap()
+        };
+        assert_eq!(read(&mut tail), lines.len() - 1);
+        text.push('\n');
+        fs::write(&path, &text).unwrap();
+        assert_eq!(read(&mut tail), 1);
+        assert_eq!(seen, lines);
     }
 
     #[test]

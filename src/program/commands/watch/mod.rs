@@ -12,7 +12,7 @@ mod screen;
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant, SystemTime};
 
 use reasons::formats::ReadOptions;
@@ -69,9 +69,14 @@ const SCREEN_START_LINES: usize = 1000;
 const SCREEN_CAPACITY: usize = 10_000;
 const PLAIN_CAPACITY: usize = 4_096;
 
+/// How many arrivals wait at most for the view to take them.
+const ARRIVALS_WAITING: usize = 1_024;
+
 pub fn run(options: Options, stdout_is_terminal: bool) -> anyhow::Result<ExitCode> {
     let plain = options.plain || !stdout_is_terminal;
-    let (sender, arrivals) = mpsc::channel();
+    // Bounded: when the view falls behind a burst of writes, the followers wait (the logs keep
+    // what is not read yet) instead of holding every call in memory.
+    let (sender, arrivals) = mpsc::sync_channel(ARRIVALS_WAITING);
     if let Some(log) = &options.reasons_log {
         let start = if plain {
             PLAIN_START_LINES
@@ -93,7 +98,11 @@ pub fn run(options: Options, stdout_is_terminal: bool) -> anyhow::Result<ExitCod
 }
 
 /// Follows the reasons log on a thread of its own, from its last `start` lines on.
-fn follow_reasons_log(path: &Path, start: usize, sender: Sender<Arrival>) -> anyhow::Result<()> {
+fn follow_reasons_log(
+    path: &Path,
+    start: usize,
+    sender: SyncSender<Arrival>,
+) -> anyhow::Result<()> {
     use anyhow::Context;
     let mut tail = reasons_log::Tail::from_last_lines(path, start)
         .with_context(|| format!("cannot read the reasons log {}", path.display()))?;
@@ -118,7 +127,7 @@ fn follow_reasons_log(path: &Path, start: usize, sender: Sender<Arrival>) -> any
 
 /// Follows the session logs the PATHs name (the usual local folders when there are none), each
 /// on a thread of its own, and the new ones that appear in their folders.
-fn follow_sessions(paths: Vec<String>, sender: Sender<Arrival>) {
+fn follow_sessions(paths: Vec<String>, sender: SyncSender<Arrival>) {
     let started = SystemTime::now();
     let named_files: HashSet<PathBuf> = paths
         .iter()
@@ -159,7 +168,7 @@ fn follow_sessions(paths: Vec<String>, sender: Sender<Arrival>) {
 }
 
 /// Follows one session log from its start (its first lines name its session) as it grows.
-fn follow_session(path: PathBuf, sender: Sender<Arrival>) {
+fn follow_session(path: PathBuf, sender: SyncSender<Arrival>) {
     std::thread::spawn(move || {
         let options = SourceOptions {
             read: ReadOptions {
