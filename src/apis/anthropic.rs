@@ -130,9 +130,6 @@ impl Room for Anthropic {
             key: "messages",
             calls: Some("content"),
             kind: Some(("type", "tool_use")),
-            name: &["name"],
-            id: "id",
-            arguments: &["input"],
         })
     }
 

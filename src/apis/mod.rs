@@ -68,19 +68,17 @@ pub struct History {
     pub calls: Option<&'static str>,
     /// A key and the string it holds in every call, where the API's calls say what they are
     /// (what [`Api::of_call`] reads; a history's other entries and blocks are no calls).
-    pub kind: Option<(&'static str, &'static str)>,
-    /// The keys that lead from a call to its name (where [`Api::called_name`] finds it).
-    pub name: &'static [&'static str],
-    /// The key of a call's id (where [`Api::call_id`] finds it).
-    pub id: &'static str,
-    /// The keys that lead from a call to its arguments (where [`Api::arguments`] finds them).
     ///
-    /// A history is sent on every turn and grows with the session: its calls are read where
-    /// these keys say, in the text as parsed, and given their reason in that text, never read
-    /// into `Value`s and written again. A property test (`restoring_agrees_with_the_rules_on_values` in
-    /// `gateway/history.rs`) keeps these keys and the rules on `Value`s in agreement.
-    pub arguments: &'static [&'static str],
+    /// A history is sent on every turn and grows with the session: its calls are read in the
+    /// text as parsed, where the room's keys say their name, id and arguments are
+    /// ([`Room::call_body_key`], [`NAME_KEY`], [`Room::call_id_key`], [`Room::arguments_key`]),
+    /// never read into `Value`s. A property test (`restoring_agrees_with_the_rules_on_values` in
+    /// `gateway/history.rs`) keeps that reading and the rules on `Value`s in agreement.
+    pub kind: Option<(&'static str, &'static str)>,
 }
+
+/// The key of a call's body that names its tool, in every API.
+pub const NAME_KEY: &str = "name";
 
 impl Provider {
     /// Every provider a gateway serves, each once, in [`Api::ALL`]'s order.
@@ -126,14 +124,26 @@ pub trait Room: Sync {
     /// The key under which a declaration's body keeps its JSON Schema.
     fn schema_key(&self, body: &Map<String, Value>) -> Option<&'static str>;
 
+    /// The key of the object inside a call that holds its name and arguments, when they are
+    /// not the call's own (Chat's `function`).
+    fn call_body_key(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The object that holds a call's name and arguments.
     fn call_body<'a>(&self, call: &'a Value) -> Option<&'a Map<String, Value>> {
-        call.as_object()
+        match self.call_body_key() {
+            Some(key) => call.get(key)?.as_object(),
+            None => call.as_object(),
+        }
     }
 
     /// The same, to be changed in place.
     fn call_body_mut<'a>(&self, call: &'a mut Value) -> Option<&'a mut Map<String, Value>> {
-        call.as_object_mut()
+        match self.call_body_key() {
+            Some(key) => call.get_mut(key)?.as_object_mut(),
+            None => call.as_object_mut(),
+        }
     }
 
     /// The key under which a call's body keeps its arguments.
@@ -141,9 +151,14 @@ pub trait Room: Sync {
         "arguments"
     }
 
+    /// The key of a call's id.
+    fn call_id_key(&self) -> &'static str {
+        "id"
+    }
+
     /// The value that is a call's id.
     fn call_id<'a>(&self, call: &'a Value) -> Option<&'a Value> {
-        call.get("id")
+        call.get(self.call_id_key())
     }
 
     /// The id the client's transcript gives the call, and the request's own id where the call
@@ -305,7 +320,7 @@ impl Api {
 
     /// The name of the tool a call is for, when it is a string.
     pub fn called_name(self, call: &Value) -> Option<&str> {
-        self.room().call_body(call)?.get("name")?.as_str()
+        self.room().call_body(call)?.get(NAME_KEY)?.as_str()
     }
 
     /// A call's arguments, as recorded.

@@ -37,12 +37,8 @@ impl Room for OpenAiChat {
         Some("parameters")
     }
 
-    fn call_body<'a>(&self, call: &'a Value) -> Option<&'a Map<String, Value>> {
-        call.get("function")?.as_object()
-    }
-
-    fn call_body_mut<'a>(&self, call: &'a mut Value) -> Option<&'a mut Map<String, Value>> {
-        call.get_mut("function")?.as_object_mut()
+    fn call_body_key(&self) -> Option<&'static str> {
+        Some("function")
     }
 
     fn declares_a_function(&self, tool: &Value) -> bool {
@@ -63,9 +59,6 @@ impl Room for OpenAiChat {
             key: "messages",
             calls: Some("tool_calls"),
             kind: None,
-            name: &["function", "name"],
-            id: "id",
-            arguments: &["function", "arguments"],
         })
     }
 

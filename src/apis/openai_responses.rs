@@ -18,8 +18,8 @@ impl Room for OpenAiResponses {
         Some("parameters")
     }
 
-    fn call_id<'a>(&self, call: &'a Value) -> Option<&'a Value> {
-        call.get("call_id")
+    fn call_id_key(&self) -> &'static str {
+        "call_id"
     }
 
     fn declares_a_function(&self, tool: &Value) -> bool {
@@ -38,9 +38,6 @@ impl Room for OpenAiResponses {
             key: "input",
             calls: None,
             kind: Some(("type", "function_call")),
-            name: &["name"],
-            id: "call_id",
-            arguments: &["arguments"],
         })
     }
 

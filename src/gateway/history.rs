@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::apis::{Api, History};
+use crate::apis::{Api, History, NAME_KEY};
 use crate::json::{Json, Parser};
 use crate::layer::{ToolNames, REASON_PARAM};
 use crate::reasons_log::Logged;
@@ -181,8 +181,8 @@ impl<'a> InText<'a> {
 /// remembered reasons given back, as text, and how many; `None` when none was, or the history
 /// cannot be read (it then goes on as it came).
 ///
-/// Each call is looked at where the API's [`History`] says its kind, name, id and arguments
-/// are, in the tree the body was parsed into once (no allocation per string, strings skipped
+/// Each call is looked at where the API's room keeps its kind, name, id and arguments, in the
+/// tree the body was parsed into once (no allocation per string, strings skipped
 /// 64 bytes at a time). A reason is spliced into the text of the call's arguments, and every
 /// other byte of the history is copied as it came. Reading each call into a `Value` for the
 /// rules that decide, writing the reasons again for each call, and parsing the history a second
@@ -203,11 +203,19 @@ pub(crate) fn restore(
             Some(key) => {
                 let calls = entry.as_object().and_then(|entry| entry.get(key));
                 for call in calls.and_then(Json::as_array).into_iter().flatten() {
-                    give_back(&shape, call, tracked, recall, arguments, &mut restored);
+                    give_back(api, &shape, call, tracked, recall, arguments, &mut restored);
                 }
             }
             None => {
-                give_back(&shape, entry, tracked, recall, arguments, &mut restored);
+                give_back(
+                    api,
+                    &shape,
+                    entry,
+                    tracked,
+                    recall,
+                    arguments,
+                    &mut restored,
+                );
             }
         }
     }
@@ -259,16 +267,12 @@ impl<'t> Restored<'t> {
     }
 }
 
-/// The value a history call holds at the end of these keys.
-fn at_keys<'p>(call: Json<'p>, keys: &[&str]) -> Option<Json<'p>> {
-    keys.iter()
-        .try_fold(call, |value, key| value.as_object()?.get(key))
-}
-
 /// Gives one history call its remembered reason, when it is a call in the history's shape to a
 /// tool augmented in this request, its id is remembered for that tool, and it carries no reason
-/// (`None` when it is given nothing).
+/// (`None` when it is given nothing). It is read where the API's room keeps a call's name, id
+/// and arguments, in the parsed text.
 fn give_back(
+    api: Api,
     history: &History,
     call: Json<'_>,
     tracked: &ToolNames,
@@ -276,19 +280,24 @@ fn give_back(
     parser: &mut Parser,
     restored: &mut Restored<'_>,
 ) -> Option<()> {
+    let room = api.room();
     let object = call.as_object()?;
     if let Some((key, kind)) = history.kind {
         if !object.get(key)?.as_text()?.is(kind) {
             return None;
         }
     }
-    let tool = at_keys(call, history.name)?.as_str()?;
+    let body = match room.call_body_key() {
+        Some(key) => object.get(key)?.as_object()?,
+        None => object,
+    };
+    let tool = body.get(NAME_KEY)?.as_str()?;
     if !tracked.contains(tool.as_ref()) {
         return None;
     }
-    let id = object.get(history.id)?.as_str()?;
+    let id = object.get(room.call_id_key())?.as_str()?;
     let recalled = recall.get(&id).filter(|recalled| recalled.tool == tool)?;
-    let arguments = at_keys(call, history.arguments)?;
+    let arguments = body.get(room.arguments_key())?;
     // The parameter's name is written as it is: it holds nothing JSON escapes.
     if let Some(object) = arguments.as_object() {
         if object.contains_key(REASON_PARAM) {
