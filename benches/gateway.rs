@@ -271,8 +271,18 @@ fn against(other: &std::path::Path, requests: usize) {
 
 /// What giving the reasons back to a request's history costs: 200 earlier calls in the history,
 /// each logged, through a gateway that restores and one that does not (`--no-restore`),
-/// alternately, on one kept-alive connection each.
+/// alternately, on one kept-alive connection each; once with the short tool results of a
+/// listing, once with results of a kilobyte each, as a real session's are.
 fn restoration_cost(dir: &std::path::Path, requests: usize) {
+    let short = "a.txt\nb.txt\nc.txt".to_owned();
+    let longer: String = (0..16)
+        .map(|n| format!("-rw-r--r-- 1 dev dev 4096 Dec  1 08:00 notes-{n:02}.txt\n"))
+        .collect();
+    restoration_cost_with(dir, requests, &short);
+    restoration_cost_with(dir, requests, &longer);
+}
+
+fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
     const CALLS: usize = 200;
     let answer = message_events(&[json!({"type": "text", "text": "Done."})]);
     let upstream = Upstream::start(move |_| Answer::Events(answer.clone()));
@@ -288,7 +298,7 @@ fn restoration_cost(dir: &std::path::Path, requests: usize) {
             {"type": "text", "text": "Let me look."},
             {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": format!("ls -la dir{n}")}}]}));
         messages.push(json!({"role": "user", "content": [{"type": "tool_result",
-            "tool_use_id": id, "content": "a.txt\nb.txt\nc.txt"}]}));
+            "tool_use_id": id, "content": result}]}));
     }
     std::fs::write(&log, text).expect("the log is written");
     let body = json!({"model": "m", "max_tokens": 64, "stream": true, "messages": messages,
@@ -297,17 +307,7 @@ fn restoration_cost(dir: &std::path::Path, requests: usize) {
     let (mut restoring, restoring_at) = start_gateway(&upstream.url(), &log, &[]);
     let (mut plain, plain_at) = start_gateway(&upstream.url(), &log, &["--no-restore"]);
     let (mut with, mut without) = (Client::connect(restoring_at), Client::connect(plain_at));
-    let (mut restored, mut sent) = (Vec::new(), Vec::new());
-    for n in 0..requests + 200 {
-        let (a, b) = (
-            with.post("/v1/messages", &body),
-            without.post("/v1/messages", &body),
-        );
-        if n >= 200 {
-            restored.push(a.total);
-            sent.push(b.total);
-        }
-    }
+    let [added] = added_medians(requests, &mut [&mut with, &mut without], [&body, &body]);
     let received = upstream.received();
     let given = |n: usize| {
         String::from_utf8_lossy(&received[n].body)
@@ -319,35 +319,30 @@ fn restoration_cost(dir: &std::path::Path, requests: usize) {
         (CALLS, 0),
         "the history got its reasons back"
     );
-    let (median_with, median_without) = (percentile(&mut restored, 50), percentile(&mut sent, 50));
     println!(
-        "history of {CALLS} logged calls ({} KB a request): median {:.3} ms restoring, {:.3} ms with --no-restore, {:+.3} ms added (target: at most 0.2 ms)",
+        "history of {CALLS} logged calls, results of {} bytes ({} KB a request): {:+.3} ms added by restoring against --no-restore (target: at most 0.2 ms)",
+        result.len(),
         body.len() / 1000,
-        millis(median_with),
-        millis(median_without),
-        millis(median_with) - millis(median_without),
+        added,
     );
     // What the reasons' bytes alone cost: the body as the restoring gateway sent it upstream
-    // (its history already holding the reasons), through `--no-restore` beside the original.
+    // (its history already holding the reasons), through `--no-restore` beside the original;
+    // and the original with 100 bytes more, to tell a cost per byte from a step.
     let with_reasons = String::from_utf8(received[0].body.clone()).expect("a UTF-8 body");
-    let (mut longer, mut original) = (Vec::new(), Vec::new());
-    for n in 0..requests + 200 {
-        let (a, b) = (
-            without.post("/v1/messages", &with_reasons),
-            without.post("/v1/messages", &body),
-        );
-        if n >= 200 {
-            longer.push(a.total);
-            original.push(b.total);
-        }
-    }
-    let (median_longer, median_original) =
-        (percentile(&mut longer, 50), percentile(&mut original, 50));
+    let member = |user: &str| format!(",\"metadata\":{{\"user_id\":\"{user}\"}}");
+    let user = "x".repeat(100 - member("").len());
+    let padded = format!("{}{}}}", &body[..body.len() - 1], member(&user));
+    assert_eq!(padded.len(), body.len() + 100);
+    let [reasons_alone, hundred_bytes] = added_medians(
+        requests,
+        &mut [&mut without],
+        [&with_reasons, &body, &padded, &body],
+    );
     println!(
-        "the body with the reasons in it ({} KB), sent as it is with --no-restore: median {:.3} ms, {:+.3} ms over the original: what its bytes cost upstream",
+        "  sent as it is with --no-restore, the restored body ({} KB) adds {:+.3} ms: what its bytes cost on the way; the original with 100 bytes more adds {:+.3} ms",
         with_reasons.len() / 1000,
-        millis(median_longer),
-        millis(median_longer) - millis(median_original),
+        reasons_alone,
+        hundred_bytes,
     );
     for child in [&mut restoring, &mut plain] {
         let _ = child.kill();
@@ -371,11 +366,37 @@ fn restoration_cost(dir: &std::path::Path, requests: usize) {
     }
     let (median_with, median_without) = (percentile(&mut restored, 50), percentile(&mut sent, 50));
     println!(
-        "the same request's body through the layer in process: median {:.1} µs restoring, {:.1} µs with --no-restore, {:+.1} µs added",
+        "  in process: median {:.1} µs restoring, {:.1} µs with --no-restore, {:+.1} µs added",
         micros(median_with),
         micros(median_without),
         micros(median_with) - micros(median_without),
     );
+}
+
+/// Sends the bodies in turn, each pair (`bodies[0]` and `[1]`, `[2]` and `[3]`, …) through the
+/// clients (the first of a pair through the first client and the second through the second,
+/// or both through one), 200 rounds of warm-up and then `requests`; returns how many
+/// milliseconds longer the median of each pair's first took than its second's.
+fn added_medians<const PAIRS: usize, const BODIES: usize>(
+    requests: usize,
+    clients: &mut [&mut Client],
+    bodies: [&str; BODIES],
+) -> [f64; PAIRS] {
+    assert_eq!(BODIES, 2 * PAIRS, "bodies come in pairs");
+    let mut times = vec![Vec::new(); BODIES];
+    for round in 0..requests + 200 {
+        for (n, body) in bodies.iter().enumerate() {
+            let client = if clients.len() == 1 { 0 } else { n % 2 };
+            let timing = clients[client].post("/v1/messages", body);
+            if round >= 200 {
+                times[n].push(timing.total);
+            }
+        }
+    }
+    std::array::from_fn(|pair| {
+        let first = percentile(&mut times[2 * pair], 50);
+        millis(first) - millis(percentile(&mut times[2 * pair + 1], 50))
+    })
 }
 
 /// How long `reasons hook claude-code` takes to find a reason near the end of a large log.

@@ -18,6 +18,7 @@
 //! logged before it), then every reason it logs, while the ids, tools and reasons held stay
 //! under [`RECALL_BYTES`], the oldest forgotten first.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -25,6 +26,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::splices::Splices;
 use crate::apis::{Api, History, NAME_KEY};
 use crate::json::{Json, Parser};
 use crate::layer::{ToolNames, REASON_PARAM};
@@ -43,28 +45,38 @@ pub struct Recalled {
     pub tool: String,
     /// The reason, as logged.
     pub reason: Value,
-    /// The reason as JSON text, and that text as a JSON string holds it (escaped, without its
-    /// quotes): written once when noted, since a history gives the same reasons back on every
-    /// turn.
-    written: String,
-    written_in_string: String,
+    /// The member that gives an object its reason, `,"reason":…` (without its comma when the
+    /// object is empty), and the same as a JSON string holds it (escaped): written once when
+    /// noted, since a history gives the same reasons back on every turn.
+    member: String,
+    member_in_string: String,
 }
 
 impl Recalled {
     fn new(tool: &str, reason: &Value) -> Recalled {
-        let written = reason.to_string();
-        let in_string = Value::String(written.clone()).to_string();
+        let member = format!(",\"{REASON_PARAM}\":{reason}");
+        let in_string = Value::String(member.clone()).to_string();
         Recalled {
             tool: tool.to_owned(),
             reason: reason.clone(),
-            written_in_string: in_string[1..in_string.len() - 1].to_owned(),
-            written,
+            member_in_string: in_string[1..in_string.len() - 1].to_owned(),
+            member,
         }
+    }
+
+    /// The member for an object that has others (after them), or none (`empty`).
+    fn member(&self, empty: bool) -> &str {
+        &self.member[usize::from(empty)..]
+    }
+
+    /// The same, written inside a JSON string.
+    fn member_in_string(&self, empty: bool) -> &str {
+        &self.member_in_string[usize::from(empty)..]
     }
 
     /// What it holds, for the bound: the reason is held as a value and twice as text.
     fn size(&self, call_id: &str) -> usize {
-        call_id.len() + self.tool.len() + 2 * self.written.len() + self.written_in_string.len()
+        call_id.len() + self.tool.len() + 2 * self.member.len() + self.member_in_string.len()
     }
 }
 
@@ -156,180 +168,126 @@ impl Recall {
     }
 }
 
-/// A value the crate's parser read, with the text its positions are in and where in that
-/// text it is written (`start..end`).
+/// A value the crate's parser read, with the text its positions are in.
 pub(crate) struct InText<'a> {
     pub value: Json<'a>,
     pub text: &'a str,
-    pub start: usize,
-    pub end: usize,
 }
 
-impl<'a> InText<'a> {
-    /// A value parsed from the whole of `text`.
-    pub fn whole(text: &'a str, value: Json<'a>) -> InText<'a> {
-        InText {
-            value,
-            text,
-            start: 0,
-            end: text.len(),
-        }
-    }
-}
-
-/// The history (a request body's value at the API's history key, as parsed) with the
-/// remembered reasons given back, as text, and how many; `None` when none was, or the history
-/// cannot be read (it then goes on as it came).
+/// The splices into a history (a request body's value at the API's history key, as parsed)
+/// that give the remembered reasons back, one a call, at positions in `history.text`; `None`
+/// when none was given, or the history cannot be read (it then goes on as it came).
 ///
 /// Each call is looked at where the API's room keeps its kind, name, id and arguments, in the
 /// tree the body was parsed into once (no allocation per string, strings skipped
-/// 64 bytes at a time). A reason is spliced into the text of the call's arguments, and every
-/// other byte of the history is copied as it came. Reading each call into a `Value` for the
-/// rules that decide, writing the reasons again for each call, and parsing the history a second
-/// time cost several times as much on a history of 200 calls, which is sent again on every
-/// turn. `arguments` parses arguments written as text.
-pub(crate) fn restore(
+/// 64 bytes at a time). A reason is spliced into the text of the call's arguments, as text
+/// written once when it was noted, and every other byte of the history stays as it came.
+/// Reading each call into a `Value` for the rules that decide, writing the reasons again for
+/// each call, and parsing the history a second time cost several times as much on a history of
+/// 200 calls, which is sent again on every turn. `arguments` parses arguments written as text.
+pub(crate) fn restore<'r>(
     api: Api,
     history: &InText<'_>,
     tracked: &ToolNames,
-    recall: &Recall,
+    recall: &'r Recall,
     arguments: &mut Parser,
-) -> Option<(String, usize)> {
+) -> Option<Splices<'r>> {
     let shape = api.history()?;
     let entries = history.value.as_array()?;
-    let mut restored = Restored::of(history);
+    let mut splices = Splices::default();
+    let mut give_back = |call| {
+        give_back(
+            api,
+            &shape,
+            call,
+            history.text,
+            (tracked, recall),
+            arguments,
+            &mut splices,
+        )
+    };
     for entry in entries {
         match shape.calls {
             Some(key) => {
                 let calls = entry.as_object().and_then(|entry| entry.get(key));
                 for call in calls.and_then(Json::as_array).into_iter().flatten() {
-                    give_back(api, &shape, call, tracked, recall, arguments, &mut restored);
+                    give_back(call);
                 }
             }
             None => {
-                give_back(
-                    api,
-                    &shape,
-                    entry,
-                    tracked,
-                    recall,
-                    arguments,
-                    &mut restored,
-                );
+                give_back(entry);
             }
         }
     }
-    restored.finish()
-}
-
-/// A history's text as it is being given its reasons: what was copied or spliced so far.
-struct Restored<'t> {
-    text: &'t str,
-    written: String,
-    /// How far `text` is copied.
-    copied: usize,
-    /// Where the history's text ends.
-    end: usize,
-    given: usize,
-}
-
-impl<'t> Restored<'t> {
-    fn of(history: &InText<'t>) -> Restored<'t> {
-        Restored {
-            text: history.text,
-            written: String::new(),
-            copied: history.start,
-            end: history.end,
-            given: 0,
-        }
-    }
-
-    /// Writes `pieces` in place of `start..end` of the text (an insertion when the two are
-    /// equal). Splices come in the order of the calls, each inside its own call: none overlap.
-    fn splice(&mut self, start: usize, end: usize, pieces: &[&str]) {
-        if self.given == 0 {
-            self.written.reserve(self.end - self.copied + 1024);
-        }
-        self.written.push_str(&self.text[self.copied..start]);
-        for piece in pieces {
-            self.written.push_str(piece);
-        }
-        self.copied = end;
-        self.given += 1;
-    }
-
-    fn finish(mut self) -> Option<(String, usize)> {
-        if self.given == 0 {
-            return None;
-        }
-        self.written.push_str(&self.text[self.copied..self.end]);
-        Some((self.written, self.given))
-    }
+    (!splices.is_empty()).then_some(splices)
 }
 
 /// Gives one history call its remembered reason, when it is a call in the history's shape to a
 /// tool augmented in this request, its id is remembered for that tool, and it carries no reason
 /// (`None` when it is given nothing). It is read where the API's room keeps a call's name, id
-/// and arguments, in the parsed text.
-fn give_back(
+/// and arguments, in the parsed `text`.
+fn give_back<'r>(
     api: Api,
     history: &History,
     call: Json<'_>,
-    tracked: &ToolNames,
-    recall: &Recall,
+    text: &str,
+    (tracked, recall): (&ToolNames, &'r Recall),
     parser: &mut Parser,
-    restored: &mut Restored<'_>,
+    splices: &mut Splices<'r>,
 ) -> Option<()> {
     let room = api.room();
     let object = call.as_object()?;
+    // Most entries of a history are no calls: told apart by their keys' fingerprints, or by
+    // their kind alone.
+    let id_key = room.call_id_key();
+    if !object.may_have(id_key) || !object.may_have(room.call_body_key().unwrap_or(NAME_KEY)) {
+        return None;
+    }
     if let Some((key, kind)) = history.kind {
         if !object.get(key)?.as_text()?.is(kind) {
             return None;
         }
     }
-    let body = match room.call_body_key() {
-        Some(key) => object.get(key)?.as_object()?,
-        None => object,
+    // Then one pass over the call's members for its id, and its name and arguments or the
+    // member that holds those two.
+    let [id, name, arguments] = match room.call_body_key() {
+        None => object.get_each([id_key, NAME_KEY, room.arguments_key()]),
+        Some(body_key) => {
+            let [id, body] = object.get_each([id_key, body_key]);
+            let [name, arguments] = body?
+                .as_object()?
+                .get_each([NAME_KEY, room.arguments_key()]);
+            [id, name, arguments]
+        }
     };
-    let tool = body.get(NAME_KEY)?.as_str()?;
+    let tool = name?.as_str()?;
     if !tracked.contains(tool.as_ref()) {
         return None;
     }
-    let id = object.get(room.call_id_key())?.as_str()?;
+    let id = id?.as_str()?;
     let recalled = recall.get(&id).filter(|recalled| recalled.tool == tool)?;
-    let arguments = body.get(room.arguments_key())?;
-    // The parameter's name is written as it is: it holds nothing JSON escapes.
+    let arguments = arguments?;
     if let Some(object) = arguments.as_object() {
         if object.contains_key(REASON_PARAM) {
             return None;
         }
         let close = arguments.closing_brace()?;
-        if object.len() == 0 {
-            restored.splice(
-                close,
-                close,
-                &["\"", REASON_PARAM, "\":", &recalled.written],
-            );
+        let empty = object.len() == 0;
+        // After the last member's text, before the whitespace that closes the object.
+        let at = if empty {
+            close
         } else {
-            // After the last member's text, before the whitespace that closes the object.
-            let after_last = restored.text[..close].trim_end().len();
-            let member = [",\"", REASON_PARAM, "\":", &recalled.written];
-            restored.splice(after_last, after_last, &member);
-        }
+            text[..close].trim_end().len()
+        };
+        splices.insert(at, recalled.member(empty));
         return Some(());
     }
     // Arguments that travel as the text of a JSON object (Chat, Responses).
     let written = arguments.as_str()?;
     let (start, end) = arguments.string_span()?;
     if written.trim().is_empty() {
-        let object = [
-            "\"{\\\"",
-            REASON_PARAM,
-            "\\\":",
-            &recalled.written_in_string,
-            "}\"",
-        ];
-        restored.splice(start, end, &object);
+        let object = format!("\"{{{}}}\"", recalled.member_in_string(true));
+        splices.replace(start, end, object);
         return Some(());
     }
     let empty = match parser.parse(&written) {
@@ -346,8 +304,8 @@ fn give_back(
             _ => return None,
         },
     };
-    let (from, to, text) = reason_into_string(&restored.text[start..end], empty, recalled)?;
-    restored.splice(start + from, start + to, &[&text]);
+    let (from, to, text) = reason_into_string(&text[start..end], empty, recalled)?;
+    splices.replace(start + from, start + to, text);
     Some(())
 }
 
@@ -356,13 +314,12 @@ fn give_back(
 /// reason last, written in the string's escapes. When the string's last `}` is not plainly the
 /// object's (its closing brace written as an escape), the whole string is written again,
 /// holding the object with its reason.
-fn reason_into_string(
+fn reason_into_string<'r>(
     string: &str,
     empty: bool,
-    recalled: &Recalled,
-) -> Option<(usize, usize, String)> {
+    recalled: &'r Recalled,
+) -> Option<(usize, usize, Cow<'r, str>)> {
     let inside = string.strip_prefix('"')?.strip_suffix('"')?;
-    let separator = if empty { "" } else { "," };
     if let Some(close) = inside.rfind('}') {
         let after = &inside[close + 1..];
         // What follows the brace holds no escape other than whitespace's: it is the closing one.
@@ -370,11 +327,8 @@ fn reason_into_string(
             || serde_json::from_str::<String>(&format!("\"{after}\""))
                 .is_ok_and(|after| after.trim().is_empty());
         if only_whitespace {
-            let text = format!(
-                "{separator}\\\"{REASON_PARAM}\\\":{}",
-                recalled.written_in_string
-            );
-            return Some((close + 1, close + 1, text));
+            let member = recalled.member_in_string(empty);
+            return Some((close + 1, close + 1, Cow::Borrowed(member)));
         }
     }
     let written: String = serde_json::from_str(string).ok()?;
@@ -383,7 +337,7 @@ fn reason_into_string(
     };
     object.insert(REASON_PARAM.to_owned(), recalled.reason.clone());
     let text = Value::String(Value::Object(object).to_string()).to_string();
-    Some((0, string.len(), text))
+    Some((0, string.len(), Cow::Owned(text)))
 }
 
 #[cfg(test)]
@@ -406,8 +360,13 @@ mod tests {
         recall: &Recall,
     ) -> Option<(String, usize)> {
         let mut parser = Parser::default();
-        let history = InText::whole(raw.get(), parser.parse(raw.get()).ok()?);
-        restore(api, &history, tracked, recall, &mut Parser::default())
+        let history = InText {
+            value: parser.parse(raw.get()).ok()?,
+            text: raw.get(),
+        };
+        let splices = restore(api, &history, tracked, recall, &mut Parser::default())?;
+        let given = splices.len();
+        Some((String::from_utf8(splices.apply(raw.get())).unwrap(), given))
     }
 
     fn raw(value: &Value) -> Box<RawValue> {
@@ -416,7 +375,7 @@ mod tests {
 
     #[test]
     fn the_first_logged_reason_wins_and_the_oldest_is_forgotten_first() {
-        let mut recall = Recall::with_limit(40);
+        let mut recall = Recall::with_limit(150);
         recall.note("a", "Bash", &json!("first"));
         recall.note("a", "Bash", &json!("second"));
         assert_eq!(recall.get("a").unwrap().reason, json!("first"));
@@ -425,7 +384,7 @@ mod tests {
         }
         assert!(recall.get("a").is_none());
         assert!(recall.get("e").is_some());
-        assert!(recall.bytes <= 40);
+        assert!(recall.bytes <= 150);
     }
 
     #[test]

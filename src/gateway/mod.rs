@@ -32,6 +32,7 @@ mod history;
 mod request;
 mod responses;
 mod rewrite;
+mod splices;
 pub mod sse;
 
 pub use history::{Recall, Recalled, RECALL_BYTES, RECALL_TAIL};

@@ -1,10 +1,11 @@
 //! A request body with its `tools` augmented and everything else left as the bytes it came as.
 //!
-//! The body is parsed once into the crate's borrowed tree, and its top level is taken as keys and
-//! values as written: a conversation of megabytes is copied, never made `Value`s and written out
-//! again, and whatever it holds (escapes written one way or another, numbers beyond `f64`, which
-//! serde_json reads when the crate's parser will not) reaches the model exactly as the agent
-//! wrote it. The history's calls are read from the same tree.
+//! The body is parsed once into the crate's borrowed tree, and what changes (the `tools`' value,
+//! the reasons given back to the history's calls) is spliced into the text it came as: a
+//! conversation of megabytes is copied once, never made `Value`s and written out again, and
+//! whatever it holds (whitespace, escapes written one way or another, numbers beyond `f64`,
+//! which serde_json reads when the crate's parser will not) reaches the model exactly as the
+//! agent wrote it. The history's calls are read from the same tree.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -14,6 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::history::{restore, InText, Recall};
+use super::splices::Splices;
 use crate::apis::Api;
 use crate::json::{Object, Parser};
 use crate::layer::wire::augment_tools;
@@ -77,7 +79,8 @@ thread_local! {
 
 /// The body is parsed once, by the crate's own parser: the top level's members as written,
 /// and the history's calls from the same tree. What that parser does not read (a key written
-/// twice, text it is not sure of), serde_json reads, and its verdict is final.
+/// twice, text it is not sure of), serde_json reads, and its verdict is final. Whatever
+/// changes is a splice into the body as it came.
 fn augment_with(
     api: Api,
     body: &[u8],
@@ -90,7 +93,7 @@ fn augment_with(
         .and_then(|text| Some((text, parser.parse(text).ok()?.as_object()?)));
     let object = match parsed {
         Some((text, members)) => TopLevel::of(text, members),
-        None => match serde_json::from_slice::<TopLevel<'_>>(body) {
+        None => match TopLevel::read_by_serde(body) {
             Ok(object) => object,
             Err(error) => {
                 return Augmented {
@@ -103,22 +106,19 @@ fn augment_with(
     let session = match api {
         Api::Anthropic => object
             .get("metadata")
-            .and_then(|metadata| super::anthropic::session_of(metadata.written)),
+            .and_then(|metadata| super::anthropic::session_of(object.written(metadata))),
         _ => None,
     };
-    let mut tools_at = object
-        .0
-        .iter()
-        .enumerate()
-        .filter(|(_, member)| member.key == "tools");
-    let (Some((at, tools)), None) = (tools_at.next(), tools_at.next()) else {
+    let mut tools_at = object.members.iter().filter(|member| member.key == "tools");
+    let (Some(tools), None) = (tools_at.next(), tools_at.next()) else {
         // No tools, or the key twice: which one would the API read? When in doubt, do not touch.
         return Augmented {
             session,
             ..Augmented::default()
         };
     };
-    let Ok(Value::Array(declarations)) = serde_json::from_str::<Value>(tools.written) else {
+    let Ok(Value::Array(declarations)) = serde_json::from_str::<Value>(object.written(tools))
+    else {
         return Augmented {
             session,
             problem: Some("the request's `tools` is not an array".to_owned()),
@@ -126,43 +126,41 @@ fn augment_with(
         };
     };
     let listing = augment_tools(api, &declarations);
-    let mut replaced = Vec::new();
+    let mut splices = Splices::default();
     if listing.changed {
-        replaced.push((at, Value::from(listing.tools).to_string()));
+        let (start, end) = tools.span;
+        splices.replace(start, end, Value::from(listing.tools).to_string());
     }
     let mut restored = 0;
     let history = api
         .history()
         .zip(recall.filter(|recall| !recall.is_empty()));
     if let Some((history, recall)) = history.filter(|_| !listing.tracked.is_empty()) {
-        let entries = object.0.iter().position(|member| member.key == history.key);
-        let given = entries.and_then(|entries| {
-            let member = &object.0[entries];
+        // The splices, and where the text their positions are in starts in the body.
+        let given = object.get(history.key).and_then(|member| {
             let tracked = &listing.tracked;
-            let given = match &member.parsed {
-                Some(parsed) => restore(api, parsed, tracked, recall, arguments),
+            match &member.parsed {
+                Some(parsed) => Some((0, restore(api, parsed, tracked, recall, arguments)?)),
                 // Read by serde_json (rarely: a key written twice, text the parser is not sure
                 // of): the history is parsed on its own, as a `Value` would read it.
                 None => {
+                    let written = object.written(member);
                     let mut parser = Parser::default();
-                    let parsed = parser.parse(member.written).ok()?;
-                    restore(
-                        api,
-                        &InText::whole(member.written, parsed),
-                        tracked,
-                        recall,
-                        arguments,
-                    )
+                    let parsed = InText {
+                        value: parser.parse(written).ok()?,
+                        text: written,
+                    };
+                    let (start, _) = member.span;
+                    Some((start, restore(api, &parsed, tracked, recall, arguments)?))
                 }
-            };
-            Some((entries, given?))
+            }
         });
-        if let Some((entries, (text, given))) = given {
-            replaced.push((entries, text));
-            restored = given;
+        if let Some((offset, given)) = given {
+            restored = given.len();
+            splices.append_at(offset, given);
         }
     }
-    let body = (!replaced.is_empty()).then(|| object.with_values_at(&replaced));
+    let body = (!splices.is_empty()).then(|| splices.apply(object.text));
     Augmented {
         body,
         tracked: listing.tracked,
@@ -175,14 +173,17 @@ fn augment_with(
 /// One member of a JSON object's top level.
 struct Member<'a> {
     key: String,
-    /// Its value as written.
-    written: &'a str,
+    /// Where its value is written in the body.
+    span: (usize, usize),
     /// The value as the crate's parser read it; `None` when serde_json read the body.
     parsed: Option<InText<'a>>,
 }
 
-/// The top level of a JSON object: its members in order, each with its value as written.
-struct TopLevel<'a>(Vec<Member<'a>>);
+/// The top level of a JSON object: its text, and its members in order.
+struct TopLevel<'a> {
+    text: &'a str,
+    members: Vec<Member<'a>>,
+}
 
 impl<'a> TopLevel<'a> {
     /// The members of an object the crate's parser read from `text`.
@@ -191,67 +192,64 @@ impl<'a> TopLevel<'a> {
             .members_as_written()
             .map(|(key, value, (start, end))| Member {
                 key: key.decode().into_owned(),
-                written: &text[start..end],
-                parsed: Some(InText {
-                    value,
-                    text,
-                    start,
-                    end,
-                }),
+                span: (start, end),
+                parsed: Some(InText { value, text }),
             });
-        TopLevel(members.collect())
+        TopLevel {
+            text,
+            members: members.collect(),
+        }
+    }
+
+    /// The members as serde_json reads them, each value where its raw text lies in the body.
+    fn read_by_serde(body: &'a [u8]) -> serde_json::Result<TopLevel<'a>> {
+        let RawMembers(raw) = serde_json::from_slice(body)?;
+        // A body serde_json read whole is UTF-8: its raw values are `str`s borrowed from it.
+        let text = std::str::from_utf8(body).map_err(de::Error::custom)?;
+        let members = raw.into_iter().map(|(key, written)| {
+            let start = written.as_ptr() as usize - text.as_ptr() as usize;
+            Member {
+                key,
+                span: (start, start + written.len()),
+                parsed: None,
+            }
+        });
+        Ok(TopLevel {
+            text,
+            members: members.collect(),
+        })
     }
 
     fn get(&self, key: &str) -> Option<&Member<'a>> {
-        self.0.iter().find(|member| member.key == key)
+        self.members.iter().find(|member| member.key == key)
     }
 
-    /// The object written compactly, with the values at some places replaced by these texts.
-    fn with_values_at(&self, replaced: &[(usize, String)]) -> Vec<u8> {
-        let raw_length: usize = self
-            .0
-            .iter()
-            .map(|member| member.key.len() + member.written.len() + 4)
-            .sum();
-        let mut body = Vec::with_capacity(raw_length + 4096);
-        body.push(b'{');
-        for (n, member) in self.0.iter().enumerate() {
-            if n > 0 {
-                body.push(b',');
-            }
-            serde_json::to_writer(&mut body, &member.key).expect("a string serialises");
-            body.push(b':');
-            let text = replaced
-                .iter()
-                .find_map(|(at, text)| (*at == n).then_some(text.as_str()));
-            body.extend_from_slice(text.unwrap_or(member.written).as_bytes());
-        }
-        body.push(b'}');
-        body
+    /// A member's value as written.
+    fn written(&self, member: &Member<'a>) -> &'a str {
+        let (start, end) = member.span;
+        &self.text[start..end]
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for TopLevel<'a> {
+/// Each key of a JSON object and its value as written, as serde_json reads them.
+struct RawMembers<'a>(Vec<(String, &'a str)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawMembers<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Keys;
         impl<'de> Visitor<'de> for Keys {
-            type Value = TopLevel<'de>;
+            type Value = RawMembers<'de>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
             }
 
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<TopLevel<'de>, M::Error> {
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<RawMembers<'de>, M::Error> {
                 let mut members = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
-                    let written = map.next_value::<&'de RawValue>()?.get();
-                    members.push(Member {
-                        key,
-                        written,
-                        parsed: None,
-                    });
+                    members.push((key, map.next_value::<&'de RawValue>()?.get()));
                 }
-                Ok(TopLevel(members))
+                Ok(RawMembers(members))
             }
         }
         deserializer
@@ -280,11 +278,11 @@ mod tests {
         );
         let augmented = augment(Api::Anthropic, body.as_bytes(), None);
         let out = String::from_utf8(augmented.body.expect("augmented")).unwrap();
-        assert!(out.starts_with(
-            r#"{"model":"m","max_tokens":1e400,"messages":[{"role":"user","content":"caf\u00e9 \ud83d\ude00"}],"tools":["#
-        ));
-        let tools: Value =
-            serde_json::from_str(&out[out.find("\"tools\":").unwrap() + 8..out.len() - 1]).unwrap();
+        // Everything around the tools' value is as it came, spaces and escapes and all.
+        let tools_at = body.find(r#""tools": "#).unwrap() + r#""tools": "#.len();
+        assert!(out.starts_with(&body[..tools_at]), "{out}");
+        assert!(out.ends_with(" }"), "{out}");
+        let tools: Value = serde_json::from_str(&out[tools_at..out.len() - 2]).unwrap();
         assert_eq!(
             tools[0]["input_schema"]["properties"][REASON_PARAM],
             reason_property()
@@ -338,21 +336,21 @@ mod tests {
             .is_some());
     }
 
-    /// Each key of a top level, and its value as written.
-    type Written = Vec<(String, String)>;
+    /// Each key of a top level, and where its value is written.
+    type Written = Vec<(String, (usize, usize))>;
 
     /// The top level as the crate's parser reads it, and as serde_json does.
     fn both_readings(body: &str) -> (Written, Written) {
         let members = |object: TopLevel<'_>| {
             object
-                .0
+                .members
                 .into_iter()
-                .map(|member| (member.key, member.written.to_owned()))
+                .map(|member| (member.key, member.span))
                 .collect::<Vec<_>>()
         };
         let mut parser = Parser::rejecting_duplicate_keys();
         let tree = parser.parse(body).unwrap().as_object().unwrap();
-        let by_serde = serde_json::from_str::<TopLevel<'_>>(body).unwrap();
+        let by_serde = TopLevel::read_by_serde(body.as_bytes()).unwrap();
         (members(TopLevel::of(body, tree)), members(by_serde))
     }
 
@@ -366,13 +364,12 @@ mod tests {
         assert_eq!(tree, serde);
         assert_eq!(tree[0].0, "tools");
         assert_eq!(tree.len(), 7);
-        // Augmented the same way whichever read it: the keys, the untouched values as written.
+        // Augmented the same way whichever read it: only the tools' value is new.
         let augmented = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
         let text = String::from_utf8(augmented).unwrap();
-        assert!(
-            text.ends_with(r#","n":1.5e3,"t":true,"f":false,"z":null,"s":"a\"}","o":{"a":[]}}"#),
-            "{text}"
-        );
+        let (start, end) = tree[0].1;
+        assert!(text.starts_with(&body[..start]), "{text}");
+        assert!(text.ends_with(&body[end..]), "{text}");
     }
 
     #[test]

@@ -365,6 +365,13 @@ fn fingerprint(raw: &[u8], escaped: bool) -> u64 {
     1u64 << (mix % 64)
 }
 
+/// Whether two keys are the same bytes. Keys are short and compared by the thousand in a
+/// large body: a call to `memcmp` for each, after its lengths, costs more than the bytes.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 fn same_key(bytes: &[u8], a: &Node, b: &Node) -> bool {
     match (a, b) {
         (
@@ -654,31 +661,82 @@ pub(crate) struct Object<'p> {
 impl<'p> Object<'p> {
     pub(crate) fn get(self, key: &str) -> Option<Json<'p>> {
         let wanted = key.as_bytes();
-        if self.keys & fingerprint(wanted, false) == 0 {
+        if !self.may_have(key) {
             return None;
         }
-        // Shapes look up a dozen keys in every object: straight over the key nodes, lengths
-        // and first bytes before whole keys.
+        // Shapes look up a dozen keys in every object: straight over the key nodes.
         let bytes = self.json.text.as_bytes();
-        (0..self.len).find_map(|entry| {
-            let at = self.first + 2 * entry;
+        for entry in self.entries().chunks_exact(2) {
             let Node::String {
                 start,
                 end,
                 escaped,
-            } = self.json.nodes[at]
+            } = entry[0]
             else {
-                return None;
+                continue;
             };
             let same = if escaped {
                 decode(slice(self.json.text, start, end), true) == key
             } else {
-                end - start == wanted.len()
-                    && bytes.get(start) == wanted.first()
-                    && bytes[start..end] == *wanted
+                same_bytes(&bytes[start..end], wanted)
             };
-            same.then(|| self.json.at(at + 1))
-        })
+            if same {
+                return Some(Json {
+                    node: entry[1],
+                    ..self.json
+                });
+            }
+        }
+        None
+    }
+
+    /// Whether the object may have the key: `false` is sure, from the bits of its keys'
+    /// fingerprints, without looking at a key.
+    pub(crate) fn may_have(self, key: &str) -> bool {
+        self.keys & fingerprint(key.as_bytes(), false) != 0
+    }
+
+    /// Its keys and values, one after the other.
+    fn entries(self) -> &'p [Node] {
+        &self.json.nodes[self.first..self.first + 2 * self.len]
+    }
+
+    /// The values of several keys (each the first written), in one pass over the members:
+    /// for reading a few keys of many small objects, such as every call of a history.
+    pub(crate) fn get_each<const N: usize>(self, keys: [&str; N]) -> [Option<Json<'p>>; N] {
+        let mut found = [None; N];
+        let mut missing = N;
+        let bytes = self.json.text.as_bytes();
+        for entry in self.entries().chunks_exact(2) {
+            let Node::String {
+                start,
+                end,
+                escaped,
+            } = entry[0]
+            else {
+                continue;
+            };
+            let key = match escaped {
+                false => Cow::Borrowed(&bytes[start..end]),
+                true => match decode(slice(self.json.text, start, end), true) {
+                    Cow::Borrowed(key) => Cow::Borrowed(key.as_bytes()),
+                    Cow::Owned(key) => Cow::Owned(key.into_bytes()),
+                },
+            };
+            for (wanted, found) in keys.iter().zip(&mut found) {
+                if found.is_none() && same_bytes(wanted.as_bytes(), &key) {
+                    *found = Some(Json {
+                        node: entry[1],
+                        ..self.json
+                    });
+                    missing -= 1;
+                }
+            }
+            if missing == 0 {
+                break;
+            }
+        }
+        found
     }
 
     pub(crate) fn len(self) -> usize {
@@ -874,6 +932,19 @@ mod tests {
         ));
         assert_eq!(object.get("escaped").unwrap().as_str().unwrap(), "a\"b");
         assert!(object.get("escaped").unwrap().as_text().unwrap().is("a\"b"));
+    }
+
+    #[test]
+    fn several_keys_in_one_pass_are_what_each_lookup_finds() {
+        let mut parser = Parser::default();
+        let text = r#"{"type":"tool_use","\u0069d":"t1","name":"Bash","input":{},"id2":1,"":0}"#;
+        let object = parser.parse(text).unwrap().as_object().unwrap();
+        let keys = ["input", "id", "missing", "type", "", "input"];
+        let each = object.get_each(keys).map(|found| found.map(Json::to_value));
+        let one_by_one = keys.map(|key| object.get(key).map(Json::to_value));
+        assert_eq!(each, one_by_one);
+        assert_eq!(each[1], Some(Value::from("t1")));
+        assert_eq!(each[2], None);
     }
 
     #[test]
