@@ -237,29 +237,30 @@ fn give_back<'r>(
 ) -> Option<()> {
     let room = api.room();
     let object = call.as_object()?;
-    // Most entries of a history are no calls: told apart by their keys' fingerprints, or by
-    // their kind alone.
+    // Most entries of a history are no calls: told apart by their keys' fingerprints.
     let id_key = room.call_id_key();
     if !object.may_have(id_key) || !object.may_have(room.call_body_key().unwrap_or(NAME_KEY)) {
         return None;
     }
-    if let Some((key, kind)) = history.kind {
-        if !object.get(key)?.as_text()?.is(kind) {
-            return None;
-        }
-    }
-    // Then one pass over the call's members for its id, and its name and arguments or the
-    // member that holds those two.
-    let [id, name, arguments] = match room.call_body_key() {
-        None => object.get_each([id_key, NAME_KEY, room.arguments_key()]),
+    // Then one pass over the call's members for its kind (where the history holds more than
+    // calls; else the id's key stands in, and what it finds is not looked at), its id, and its
+    // name and arguments or the member that holds those two.
+    let kind_key = history.kind.map_or(id_key, |(key, _)| key);
+    let [kind, id, name, arguments] = match room.call_body_key() {
+        None => object.get_each([kind_key, id_key, NAME_KEY, room.arguments_key()]),
         Some(body_key) => {
-            let [id, body] = object.get_each([id_key, body_key]);
+            let [kind, id, body] = object.get_each([kind_key, id_key, body_key]);
             let [name, arguments] = body?
                 .as_object()?
                 .get_each([NAME_KEY, room.arguments_key()]);
-            [id, name, arguments]
+            [kind, id, name, arguments]
         }
     };
+    if let Some((_, wanted)) = history.kind {
+        if !kind?.as_text()?.is(wanted) {
+            return None;
+        }
+    }
     let tool = name?.as_str()?;
     if !tracked.contains(tool.as_ref()) {
         return None;

@@ -63,6 +63,16 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn start(script: impl Fn(&Received) -> Answer + Send + Sync + 'static) -> Upstream {
+        Upstream::keeping(usize::MAX, script)
+    }
+
+    /// The same, keeping only the first `kept` requests for [`Upstream::received`]: a benchmark
+    /// sends thousands, and holding every body would make the benchmark's own memory, and the
+    /// pages it faults in for each, part of what it measures.
+    pub fn keeping(
+        kept: usize,
+        script: impl Fn(&Received) -> Answer + Send + Sync + 'static,
+    ) -> Upstream {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
         let address = listener.local_addr().expect("its address");
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -82,7 +92,7 @@ impl Upstream {
                     let _ = stream.set_nodelay(true);
                     let received = Arc::clone(&received);
                     let script = Arc::clone(&script);
-                    thread::spawn(move || serve(stream, &received, &*script));
+                    thread::spawn(move || serve(stream, &received, kept, &*script));
                 }
             });
         }
@@ -156,11 +166,16 @@ impl Drop for Upstream {
     }
 }
 
-fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, script: &Script) {
+fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, kept: usize, script: &Script) {
     let mut reader = BufReader::new(stream.try_clone().expect("a second handle"));
     let mut writer = stream;
     while let Some(request) = read_request(&mut reader) {
-        received.lock().unwrap().push(request.clone());
+        {
+            let mut received = received.lock().unwrap();
+            if received.len() < kept {
+                received.push(request.clone());
+            }
+        }
         let keep_open = match script(&request) {
             Answer::Json(status, body) => {
                 let body = body.to_string();
