@@ -1039,6 +1039,53 @@ mod tests {
             })
     }
 
+    /// Keys of every length around the eight bytes a key node holds, sharing their beginnings,
+    /// some written with escapes: as written, and as read.
+    fn a_key() -> impl Strategy<Value = (String, String)> {
+        prop_oneof![
+            Just(("", "")),
+            Just(("a", "a")),
+            Just(("id", "id")),
+            Just(("type", "type")),
+            Just(("\\u0074ype", "type")),
+            Just(("tool_use", "tool_use")),
+            Just(("tool_use_id", "tool_use_id")),
+            Just(("tool_use_i\\u0064", "tool_use_id")),
+            Just(("tool_usE", "tool_usE")),
+            Just(("abcdefgh", "abcdefgh")),
+            Just(("abcdefghi", "abcdefghi")),
+            Just(("abcdefghj", "abcdefghj")),
+            Just(("abcdefgh\u{e9}", "abcdefgh\u{e9}")),
+            Just(("\u{e9}t\u{e9}", "\u{e9}t\u{e9}")),
+        ]
+        .prop_map(|(written, read)| (written.to_owned(), read.to_owned()))
+    }
+
+    proptest! {
+        #[test]
+        fn a_key_is_found_as_serde_json_finds_it(
+            keys in prop::collection::vec(a_key(), 0..6),
+            looked_up in prop::collection::vec(a_key(), 1..4),
+        ) {
+            let members: Vec<String> = keys
+                .iter()
+                .enumerate()
+                .map(|(n, (written, _))| format!("\"{written}\":{n}"))
+                .collect();
+            // No space before the closing brace: a last short key is read at the text's end.
+            let text = format!("{{{}}}", members.join(","));
+            let expected: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
+            let mut parser = Parser::default();
+            let object = parser.parse(&text).unwrap().as_object().unwrap();
+            for (_, key) in &looked_up {
+                prop_assert_eq!(object.get(key).map(Json::to_value), expected.get(key).cloned());
+            }
+            let [a, b, c] = [0, 1, 2].map(|n| &looked_up[n.min(looked_up.len() - 1)].1);
+            let each = object.get_each([a, b, c]).map(|found| found.map(Json::to_value));
+            prop_assert_eq!(each, [a, b, c].map(|key| expected.get(key).cloned()));
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
         #[test]
