@@ -14,7 +14,7 @@
 //! call whose reason is taken off and logged), how long `reasons hook claude-code` takes to
 //! find a reason near the end of a large log, and what giving the logged reasons back to a
 //! request's history adds to a request whose history holds 200 calls (against `--no-restore`,
-//! in the same run: the median of five sessions, each with fresh gateways and connections; for
+//! in the same run: the median of nine sessions, each with fresh gateways and connections; for
 //! tool results of a listing and of a kilobyte each), with what the reasons' bytes alone and
 //! 100 bytes more cost, and the layer's own work on that body in process.
 //!
@@ -315,7 +315,7 @@ fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
     // Fresh gateways, connections and upstream for each session: on this kind of machine one
     // connection can stay a tenth of a millisecond slower than another for its whole life,
     // whatever it carries, so one session's difference says little.
-    const SESSIONS: usize = 5;
+    const SESSIONS: usize = 9;
     let (mut added, mut reasons_alone, mut hundred_bytes) = (Vec::new(), Vec::new(), Vec::new());
     let mut with_reasons = String::new();
     for _ in 0..SESSIONS {
@@ -407,7 +407,8 @@ fn over_sessions(figures: &mut [f64]) -> String {
 
 /// Sends the bodies in turn, each pair (`bodies[0]` and `[1]`, `[2]` and `[3]`, …) through the
 /// clients (the first of a pair through the first client and the second through the second,
-/// or both through one), 200 rounds of warm-up and then `requests`; returns how many
+/// or both through one), 200 rounds of warm-up and then `requests`, every other round in the
+/// reverse order (a request can be quicker or slower for the one before it); returns how many
 /// milliseconds longer the median of each pair's first took than its second's.
 fn added_medians<const PAIRS: usize, const BODIES: usize>(
     requests: usize,
@@ -417,7 +418,13 @@ fn added_medians<const PAIRS: usize, const BODIES: usize>(
     assert_eq!(BODIES, 2 * PAIRS, "bodies come in pairs");
     let mut times = vec![Vec::new(); BODIES];
     for round in 0..requests + 200 {
-        for (n, body) in bodies.iter().enumerate() {
+        for step in 0..BODIES {
+            let n = if round % 2 == 0 {
+                step
+            } else {
+                BODIES - 1 - step
+            };
+            let body = bodies[n];
             let client = if clients.len() == 1 { 0 } else { n % 2 };
             let timing = clients[client].post("/v1/messages", body);
             if round >= 200 {
@@ -442,8 +449,9 @@ fn hook_latency(dir: &std::path::Path) {
         text.push('\n');
     }
     std::fs::write(&log, &text).expect("the log is written");
-    let input = json!({"tool_name": "Bash", "tool_input": {"command": "ls"},
-        "tool_use_id": "toolu_00199990"})
+    // Claude Code's PreToolUse payload: the hook answers only the agent it is for.
+    let input = json!({"session_id": "bench", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_00199990"})
     .to_string();
     let mut times = Vec::new();
     for _ in 0..50 {
