@@ -195,7 +195,7 @@ pub(crate) fn restore<'r>(
     let shape = api.history()?;
     let entries = history.value.as_array()?;
     let mut splices = Splices::default();
-    let mut give_back = |call| {
+    let mut look_at = |call| {
         give_back(
             api,
             &shape,
@@ -211,11 +211,11 @@ pub(crate) fn restore<'r>(
             Some(key) => {
                 let calls = entry.as_object().and_then(|entry| entry.get(key));
                 for call in calls.and_then(Json::as_array).into_iter().flatten() {
-                    give_back(call);
+                    look_at(call);
                 }
             }
             None => {
-                give_back(entry);
+                look_at(entry);
             }
         }
     }

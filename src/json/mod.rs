@@ -660,34 +660,11 @@ pub(crate) struct Object<'p> {
 
 impl<'p> Object<'p> {
     pub(crate) fn get(self, key: &str) -> Option<Json<'p>> {
-        let wanted = key.as_bytes();
         if !self.may_have(key) {
             return None;
         }
-        // Shapes look up a dozen keys in every object: straight over the key nodes.
-        let bytes = self.json.text.as_bytes();
-        for entry in self.entries().chunks_exact(2) {
-            let Node::String {
-                start,
-                end,
-                escaped,
-            } = entry[0]
-            else {
-                continue;
-            };
-            let same = if escaped {
-                decode(slice(self.json.text, start, end), true) == key
-            } else {
-                same_bytes(&bytes[start..end], wanted)
-            };
-            if same {
-                return Some(Json {
-                    node: entry[1],
-                    ..self.json
-                });
-            }
-        }
-        None
+        let [found] = self.get_each([key]);
+        found
     }
 
     /// Whether the object may have the key: `false` is sure, from the bits of its keys'
@@ -702,7 +679,9 @@ impl<'p> Object<'p> {
     }
 
     /// The values of several keys (each the first written), in one pass over the members:
-    /// for reading a few keys of many small objects, such as every call of a history.
+    /// for reading a few keys of many small objects, such as every call of a history. Shapes
+    /// look up a dozen keys in every object: straight over the key nodes, a key with escapes
+    /// decoded first.
     pub(crate) fn get_each<const N: usize>(self, keys: [&str; N]) -> [Option<Json<'p>>; N] {
         let mut found = [None; N];
         let mut missing = N;
@@ -1039,8 +1018,8 @@ mod tests {
             })
     }
 
-    /// Keys of every length around the eight bytes a key node holds, sharing their beginnings,
-    /// some written with escapes: as written, and as read.
+    /// Keys of many lengths, sharing their beginnings, some written with escapes: as written,
+    /// and as read.
     fn a_key() -> impl Strategy<Value = (String, String)> {
         prop_oneof![
             Just(("", "")),
