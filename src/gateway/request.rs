@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::history::{restore, InText, Recall};
 use super::splices::Splices;
 use crate::apis::Api;
-use crate::json::{Object, Parser};
+use crate::json::{Json, Object, Parser};
 use crate::layer::wire::augment_tools;
 use crate::layer::ToolNames;
 
@@ -139,8 +139,14 @@ fn augment_with(
         // The splices, and where the text their positions are in starts in the body.
         let given = object.get(history.key).and_then(|member| {
             let tracked = &listing.tracked;
-            match &member.parsed {
-                Some(parsed) => Some((0, restore(api, parsed, tracked, recall, arguments)?)),
+            match member.parsed {
+                Some(value) => {
+                    let history = InText {
+                        value,
+                        text: object.text,
+                    };
+                    Some((0, restore(api, &history, tracked, recall, arguments)?))
+                }
                 // Read by serde_json (rarely: a key written twice, text the parser is not sure
                 // of): the history is parsed on its own, as a `Value` would read it.
                 None => {
@@ -176,7 +182,7 @@ struct Member<'a> {
     /// Where its value is written in the body.
     span: (usize, usize),
     /// The value as the crate's parser read it; `None` when serde_json read the body.
-    parsed: Option<InText<'a>>,
+    parsed: Option<Json<'a>>,
 }
 
 /// The top level of a JSON object: its text, and its members in order.
@@ -193,7 +199,7 @@ impl<'a> TopLevel<'a> {
             .map(|(key, value, (start, end))| Member {
                 key: key.decode().into_owned(),
                 span: (start, end),
-                parsed: Some(InText { value, text }),
+                parsed: Some(value),
             });
         TopLevel {
             text,
