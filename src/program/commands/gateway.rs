@@ -207,6 +207,20 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(options: Options) -> anyhow::Result<ExitCode> {
+    serve_until(bind(&options).await?, shutdown_signal()).await;
+    Ok(ExitCode::Success)
+}
+
+/// A gateway listening, announced, not yet serving: `reasons run` starts its agent between the
+/// two, and stops the gateway when the agent ends rather than on Ctrl-C (which is the agent's).
+pub struct Bound {
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+}
+
+/// Checks the options, listens and opens the log: every mistake is found here, before anything
+/// is served.
+pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
     let upstreams = Upstreams::parse(&options.upstreams)?;
     let address: SocketAddr = tokio::net::lookup_host(&options.listen)
         .await
@@ -246,7 +260,19 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
         gateway.upstreams.describe(),
         options.reasons_log.display()
     ));
-    let shutdown = shutdown_signal();
+    Ok(Bound { listener, gateway })
+}
+
+impl Bound {
+    /// Where it listens.
+    pub fn address(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+/// Serves until `shutdown` completes.
+pub async fn serve_until(bound: Bound, shutdown: impl std::future::Future<Output = ()>) {
+    let Bound { listener, gateway } = bound;
     tokio::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -276,7 +302,6 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
                 .await;
         });
     }
-    Ok(ExitCode::Success)
 }
 
 async fn shutdown_signal() {
