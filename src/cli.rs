@@ -112,6 +112,33 @@ pub enum Command {
     /// calls without a reason, `/` filters by tool or text, `q` quits. In a pipe or with --plain,
     /// one line per call, each written as it arrives. It starts at the last calls of a long log.
     Watch(WatchArgs),
+    /// Start an agent with the reasons layer at its model's API, in one command.
+    ///
+    /// Starts a gateway on a free loopback port for this run (the gateway's options apply),
+    /// points AGENT at it its own way (a base URL already set becomes the gateway's upstream, so
+    /// a proxy in between stays), runs the agent in the foreground with the terminal and the
+    /// AGENT_ARGS, and exits with its status (128 + N when signal N ended it). At the end, one line
+    /// on stderr: the calls the agent recorded during the run, how many carried a reason, the
+    /// coverage, and where the reasons log is. Nothing is written to the agent's settings files.
+    ///
+    /// How each agent is pointed at the gateway: Claude Code `ANTHROPIC_BASE_URL` (and in
+    /// `--settings`); Codex a model provider of the run's own (`-c model_providers…`); Gemini CLI
+    /// `GOOGLE_GEMINI_BASE_URL`; OpenCode and Kilo their providers' `baseURL` in
+    /// `OPENCODE_CONFIG_CONTENT` / `KILO_CONFIG_CONTENT`; Qwen Code `--openai-base-url` or
+    /// `OPENAI_BASE_URL`; Copilot CLI its own provider's `COPILOT_PROVIDER_BASE_URL` (set it,
+    /// with `COPILOT_PROVIDER_TYPE`, as for any provider of yours); Cline a copy of its
+    /// provider settings (`CLINE_PROVIDER_SETTINGS_PATH`) with the base URL set by `cline auth
+    /// --baseurl` pointed at the gateway.
+    ///
+    /// The hook is wired for this run where the agent takes one without a settings file
+    /// changed: Claude Code (`--settings`) and Gemini CLI (a system settings file of the run's
+    /// own, `GEMINI_CLI_SYSTEM_SETTINGS_PATH`, holding the system settings there are). Codex,
+    /// Copilot CLI, OpenCode, Kilo, Qwen Code and Cline get none: `reasons watch` shows their
+    /// reasons (`--watch`).
+    ///
+    /// Ctrl-C and the window's size are the agent's (it shares the terminal's process group);
+    /// SIGTERM and SIGHUP sent to `reasons` are passed on to the agent.
+    Run(RunArgs),
     /// Print a shell completion script.
     ///
     /// For example: `reasons completions bash > ~/.local/share/bash-completion/completions/reasons`.
@@ -375,6 +402,85 @@ pub struct GatewayArgs {
     /// reasons log cannot be written (`reasons watch` is where reasons are seen).
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// Options of `reasons run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The agent to start.
+    #[arg(value_enum)]
+    pub agent: RunAgent,
+
+    /// The agent's program [default: its usual command, found on PATH: claude, codex, gemini,
+    /// opencode, kilo, qwen, copilot, cline].
+    #[arg(long, value_name = "PROGRAM")]
+    pub program: Option<PathBuf>,
+
+    /// The address the gateway listens on [default: a free port on 127.0.0.1].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+
+    /// Where the gateway forwards (repeatable), as `reasons gateway --upstream` [default: the
+    /// base URL the agent is already given, else its provider's API].
+    #[arg(long, value_name = "[API=]URL")]
+    pub upstream: Vec<String>,
+
+    /// Append the reasons to FILE [default: $REASONS_LOG, else
+    /// $XDG_STATE_HOME/reasons/reasons.jsonl, or ~/.local/state/reasons/reasons.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub reasons_log: Option<PathBuf>,
+
+    /// Take each reason off the calls before the agent sees them [default: for Claude Code
+    /// only, which rejects an argument its tools do not declare].
+    #[arg(long, overrides_with = "no_strip")]
+    pub strip: bool,
+
+    /// Leave each call as the model wrote it, reason included (the default for every agent but
+    /// Claude Code: their own logs then keep the reason); the reasons are still logged.
+    #[arg(long, overrides_with = "strip")]
+    pub no_strip: bool,
+
+    /// Send the history each request carries as the agent wrote it (see `reasons gateway`).
+    #[arg(long)]
+    pub no_restore: bool,
+
+    /// Print each reason on stderr as `tool: reason` as it is taken off.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Open `reasons watch` on this run's reasons log in a tmux split beside the agent (inside
+    /// tmux only); it closes when the agent ends.
+    #[arg(long)]
+    pub watch: bool,
+
+    /// The agent's own arguments (after `--`).
+    #[arg(value_name = "AGENT_ARGS", last = true)]
+    pub args: Vec<String>,
+}
+
+/// The agents `reasons run` starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunAgent {
+    /// Claude Code (`claude`).
+    #[value(alias = "claude-code")]
+    Claude,
+    /// Codex CLI (`codex`).
+    Codex,
+    /// Gemini CLI (`gemini`).
+    #[value(alias = "gemini-cli")]
+    Gemini,
+    /// OpenCode (`opencode`).
+    Opencode,
+    /// Kilo (`kilo`).
+    Kilo,
+    /// Qwen Code (`qwen`).
+    #[value(alias = "qwen-code")]
+    Qwen,
+    /// GitHub Copilot CLI (`copilot`).
+    #[value(alias = "copilot-cli")]
+    Copilot,
+    /// Cline's command line (`cline`).
+    Cline,
 }
 
 /// Options of `reasons hook`.

@@ -327,7 +327,7 @@ fn is_log_file(path: &Path) -> bool {
         .is_some_and(|extension| LOG_EXTENSIONS.contains(&extension))
 }
 
-fn local_logs(announce: &mut dyn FnMut(&str)) -> anyhow::Result<Sources> {
+pub fn local_logs(announce: &mut dyn FnMut(&str)) -> anyhow::Result<Sources> {
     let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
         bail!("no PATH given, and HOME is not set to find the local agent logs in");
     };

@@ -22,7 +22,11 @@ mod real_agents;
 mod real_codex_gemini;
 #[cfg(unix)]
 mod real_more_agents;
+#[cfg(unix)]
+mod real_run;
 mod report;
+#[cfg(unix)]
+mod run;
 mod samples;
 mod stats;
 mod stores;

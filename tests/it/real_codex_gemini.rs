@@ -279,15 +279,15 @@ fn real_genai_sdk_gets_function_calls_without_the_reason_plain_and_streamed() {
 
 // ---- the real Codex CLI -----------------------------------------------------------------------
 
-const CODEX_REASON: &str = "Print a marker to check that the shell works";
-const CODEX_CALL: &str = "call_reasons_1";
+pub(crate) const CODEX_REASON: &str = "Print a marker to check that the shell works";
+pub(crate) const CODEX_CALL: &str = "call_reasons_1";
 /// The command's output differs from its text, so that finding it proves the command ran.
 const MARKER_COMMAND: &str = "printf '%s-%s\\n' shell ran";
-const MARKER: &str = "shell-ran";
-const FINAL: &str = "Done: the shell ran.";
+pub(crate) const MARKER: &str = "shell-ran";
+pub(crate) const FINAL: &str = "Done: the shell ran.";
 
 /// The Responses API requests of a run.
-fn responses_requests(upstream: &Upstream) -> Vec<Value> {
+pub(crate) fn responses_requests(upstream: &Upstream) -> Vec<Value> {
     upstream
         .received()
         .iter()
@@ -298,7 +298,7 @@ fn responses_requests(upstream: &Upstream) -> Vec<Value> {
 
 /// A Responses model that calls `exec_command` with a reason, then ends the turn once the
 /// request's input holds that call's output.
-fn codex_model(request: &Received) -> Answer {
+pub(crate) fn codex_model(request: &Received) -> Answer {
     if request.method != "POST" || !path_of(request).ends_with("/responses") {
         return not_found();
     }
@@ -613,10 +613,10 @@ fn real_codex_accepts_the_reason_with_no_strip_and_its_rollout_keeps_it() {
 
 // ---- the real Gemini CLI ----------------------------------------------------------------------
 
-const GEMINI_REASON: &str = "Print a marker to check that the shell works";
+pub(crate) const GEMINI_REASON: &str = "Print a marker to check that the shell works";
 
 /// Whether a Gemini request's history holds a `functionResponse`.
-fn has_function_response(body: &Value) -> bool {
+pub(crate) fn has_function_response(body: &Value) -> bool {
     body["contents"].as_array().is_some_and(|contents| {
         contents
             .iter()
@@ -629,7 +629,9 @@ fn has_function_response(body: &Value) -> bool {
 /// A Gemini model that calls `run_shell_command` with a reason (and the id `call_id`, when
 /// given), then answers in text once the history holds the call's response. A request without
 /// tools is Gemini CLI's routing classifier, answered as it asks.
-fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer + Send + Sync {
+pub(crate) fn gemini_model(
+    call_id: Option<&'static str>,
+) -> impl Fn(&Received) -> Answer + Send + Sync {
     move |request| {
         let path = path_of(request);
         if request.method != "POST" || !path.contains("/models/") {

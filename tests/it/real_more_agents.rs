@@ -27,18 +27,18 @@ use crate::util::upstream::{
 };
 use crate::util::{arg, extract_records_and_warnings, read_reasons_log};
 
-const CALL_ID: &str = "call_reasons_1";
-const REASON: &str = "Write a marker to check that the shell works";
+pub(crate) const CALL_ID: &str = "call_reasons_1";
+pub(crate) const REASON: &str = "Write a marker to check that the shell works";
 /// The file the command writes holds what differs from its text, so finding it proves it ran.
-const MARKER_COMMAND: &str = "printf '%s-%s' shell ran > marker";
-const MARKER: &str = "shell-ran";
-const FINAL: &str = "Done: the shell ran.";
-const PROMPT: &str = "Write the marker in the shell, then say done.";
+pub(crate) const MARKER_COMMAND: &str = "printf '%s-%s' shell ran > marker";
+pub(crate) const MARKER: &str = "shell-ran";
+pub(crate) const FINAL: &str = "Done: the shell ran.";
+pub(crate) const PROMPT: &str = "Write the marker in the shell, then say done.";
 /// The API key every agent is given: the scripted model takes anything.
-const KEY: &str = "sk-test-not-a-key";
+pub(crate) const KEY: &str = "sk-test-not-a-key";
 /// How long one agent may run: more than `run_bounded`'s two minutes, since on a loaded machine
 /// Kilo took 145 s (beside three builds and another Kilo run).
-const AGENT_LIMIT: Duration = Duration::from_secs(300);
+pub(crate) const AGENT_LIMIT: Duration = Duration::from_secs(300);
 
 // ---- the scripted model -----------------------------------------------------------------------
 
@@ -74,7 +74,7 @@ fn text_answer(text: &str, stream: bool) -> Answer {
 }
 
 /// Whether a Chat request's history holds the result of the shell call.
-fn answered(body: &Value) -> bool {
+pub(crate) fn answered(body: &Value) -> bool {
     body["messages"].as_array().is_some_and(|messages| {
         messages
             .iter()
@@ -85,7 +85,10 @@ fn answered(body: &Value) -> bool {
 /// A model that calls `tool` with `arguments` and the reason, then ends the turn once the
 /// history holds that call's result. A request without tools (a title, a summary) gets text;
 /// the model list, asked by some agents, names one model.
-fn shell_model(tool: &'static str, arguments: Value) -> impl Fn(&Received) -> Answer + Send + Sync {
+pub(crate) fn shell_model(
+    tool: &'static str,
+    arguments: Value,
+) -> impl Fn(&Received) -> Answer + Send + Sync {
     move |request| {
         let path = request.path.split('?').next().unwrap_or_default();
         if request.method == "GET" && path.ends_with("/models") {
@@ -120,7 +123,7 @@ fn shell_model(tool: &'static str, arguments: Value) -> impl Fn(&Received) -> An
 // ---- the agents -------------------------------------------------------------------------------
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Agent {
+pub(crate) enum Agent {
     OpenCode,
     Kilo,
     QwenCode,
@@ -150,7 +153,7 @@ impl Agent {
     }
 
     /// Its shell tool, as it declares it to the model.
-    fn shell_tool(self) -> &'static str {
+    pub(crate) fn shell_tool(self) -> &'static str {
         match self {
             Agent::OpenCode | Agent::Kilo | Agent::Copilot => "bash",
             Agent::QwenCode => "run_shell_command",
@@ -160,7 +163,7 @@ impl Agent {
 
     /// The shell call's arguments, as the tool requires them (OpenCode's, Kilo's and Copilot's
     /// require a `description`; Cline's takes a list of commands).
-    fn arguments(self) -> Value {
+    pub(crate) fn arguments(self) -> Value {
         match self {
             Agent::OpenCode | Agent::Kilo | Agent::Copilot => {
                 json!({"command": MARKER_COMMAND, "description": "Write the marker"})
@@ -362,7 +365,7 @@ fn existing(path: PathBuf) -> PathBuf {
 
 /// Checks that the agent left nothing running: what is still there a few seconds after it
 /// ended is stopped, by pid, and fails the test.
-fn stop_leftovers(agent: Agent, sandbox: &Sandbox) {
+pub(crate) fn stop_leftovers(agent: Agent, sandbox: &Sandbox) {
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     let mut left = sandbox.processes();
     while !left.is_empty() && std::time::Instant::now() < deadline {
@@ -381,7 +384,7 @@ fn stop_leftovers(agent: Agent, sandbox: &Sandbox) {
 }
 
 /// Cline keeps state on a fixed port: never two of its runs at once.
-static CLINE_ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+pub(crate) static CLINE_ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 // ---- reading the agent's log ------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ mod logs_to_read;
 mod proxy;
 mod relay;
 mod report;
+mod run;
 mod stats;
 mod watch;
 
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use reasons::cli::{
-    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, StatsArgs,
+    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, RunAgent, StatsArgs,
 };
 use reasons::reasons_log;
 use reasons::record::Status;
@@ -85,6 +86,31 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             strip: !args.no_strip,
             verbose: args.verbose,
             restore: !args.no_restore,
+        }),
+        Command::Run(args) => run::run(run::Options {
+            agent: match args.agent {
+                RunAgent::Claude => run::Agent::ClaudeCode,
+                RunAgent::Codex => run::Agent::Codex,
+                RunAgent::Gemini => run::Agent::GeminiCli,
+                RunAgent::Opencode => run::Agent::OpenCode,
+                RunAgent::Kilo => run::Agent::Kilo,
+                RunAgent::Qwen => run::Agent::QwenCode,
+                RunAgent::Copilot => run::Agent::CopilotCli,
+                RunAgent::Cline => run::Agent::Cline,
+            },
+            program: args.program,
+            listen: args.listen,
+            upstreams: args.upstream,
+            reasons_log: reasons_log_or_default(args.reasons_log)?,
+            strip: match (args.strip, args.no_strip) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            verbose: args.verbose,
+            restore: !args.no_restore,
+            watch: args.watch,
+            args: args.args,
         }),
         Command::Watch(args) => {
             let reasons_log = args.reasons_log.or_else(reasons_log::default_path);

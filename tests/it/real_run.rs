@@ -1,0 +1,705 @@
+//! `reasons run AGENT` with every real agent, headless, against a scripted model on loopback.
+//! Each agent is set up as a person would have it, its own settings pointing straight at the
+//! model; `reasons run` must put its gateway in between without changing those settings: the
+//! model is sent the tools with `reason`, the call runs, the reasons log holds the reason, the run
+//! exits with the agent's status, and its last line counts the call.
+//!
+//! The agents are installed by `.ci/real-parts target/real-parts`; each test is ignored by a plain
+//! `cargo test`, and fails (never passes by skipping) when a part is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::real_codex_gemini::{
+    codex_model, gemini_model, has_function_response, responses_requests, CODEX_CALL, CODEX_REASON,
+    GEMINI_REASON,
+};
+use crate::real_more_agents::{shell_model, Agent, CALL_ID, KEY, MARKER, PROMPT, REASON};
+use crate::util::bounded::run_bounded_within;
+use crate::util::claude_code::{bash_call, scripted, API_KEY, BASH_ID, BASH_REASON, FINAL};
+use crate::util::real_parts::{
+    part, CLAUDE_CODE, CLINE, CODEX, COPILOT, COPILOT_CACHE, GEMINI_CLI, KILO, NPM_CACHE, OPENCODE,
+    QWEN_CODE,
+};
+use crate::util::sandbox::Sandbox;
+use crate::util::upstream::{declares_tools, Upstream};
+use crate::util::{arg, read_reasons_log};
+
+/// How long one run may take (Kilo took 145 s on a loaded machine).
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// What `reasons run` did.
+struct Outcome {
+    status: std::process::ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// `reasons run AGENT --program PROGRAM -- ARGS` in the sandbox, with `env` added.
+fn reasons_run(
+    sandbox: &Sandbox,
+    agent: &str,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> Outcome {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reasons"));
+    command
+        .args(["run", agent, "--program", arg(program), "--"])
+        .args(args);
+    sandbox.apply(&mut command);
+    command
+        .envs(env.iter().map(|(name, value)| (name, value)))
+        .current_dir(sandbox.path("work"))
+        .stdin(Stdio::null());
+    let started = std::time::Instant::now();
+    let output = run_bounded_within(command, LIMIT);
+    eprintln!("reasons run {agent}: {:.1?}", started.elapsed());
+    Outcome {
+        status: output.status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The person's settings files and what they hold before the run: they must hold the same after.
+struct Untouched(Vec<(PathBuf, Vec<u8>)>);
+
+impl Untouched {
+    fn write(files: &[(PathBuf, String)]) -> Untouched {
+        for (path, text) in files {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Untouched::keep(files.iter().map(|(path, _)| path.clone()).collect())
+    }
+
+    fn keep(paths: Vec<PathBuf>) -> Untouched {
+        Untouched(
+            paths
+                .into_iter()
+                .map(|path| {
+                    let bytes = std::fs::read(&path).unwrap();
+                    (path, bytes)
+                })
+                .collect(),
+        )
+    }
+
+    #[track_caller]
+    fn check(&self) {
+        for (path, before) in &self.0 {
+            let after = std::fs::read(path).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&after),
+                String::from_utf8_lossy(before),
+                "{} changed",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The checks every agent's run shares: its status, the reason logged under the call's id, the
+/// summary line counting the one call with its reason.
+#[track_caller]
+fn check_run(outcome: &Outcome, sandbox: &Sandbox, tool: &str, call_id: &str, reason: &str) {
+    assert!(
+        outcome.status.success(),
+        "{}\nstdout: {}\nstderr: {}",
+        outcome.status,
+        outcome.stdout,
+        outcome.stderr
+    );
+    let log = sandbox.default_reasons_log();
+    let logged = read_reasons_log(&log);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["tool"], tool, "{}", logged[0]);
+    assert_eq!(logged[0]["reason"], reason, "{}", logged[0]);
+    if logged[0]["call_id"] != Value::Null {
+        assert_eq!(logged[0]["call_id"], call_id, "{}", logged[0]);
+    }
+    assert_eq!(
+        outcome.stderr.lines().last().unwrap_or_default(),
+        format!(
+            "reasons: 1 call, 1 with a reason, coverage 100.0%; reasons log {}",
+            log.display()
+        ),
+        "{}",
+        outcome.stderr
+    );
+}
+
+/// The tool the model was sent first, by name, in whichever envelope.
+#[track_caller]
+fn declared_reason(request: &Value, tool: &str) -> Value {
+    let tools = request["tools"].as_array().expect("tools");
+    for declaration in tools {
+        let schema = if declaration["name"] == tool {
+            declaration
+                .get("input_schema")
+                .or_else(|| declaration.get("parameters"))
+        } else if declaration["function"]["name"] == tool {
+            declaration["function"].get("parameters")
+        } else {
+            declaration["functionDeclarations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|function| function["name"] == tool)
+                .and_then(|function| {
+                    function
+                        .get("parametersJsonSchema")
+                        .or_else(|| function.get("parameters"))
+                })
+        };
+        if let Some(schema) = schema {
+            return schema["properties"]["reason"].clone();
+        }
+    }
+    panic!("no {tool} among {tools:#?}");
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_runs_through_reasons_run_with_the_hook_for_the_run() {
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::messages(scripted(vec![bash_call()]));
+    let home = sandbox.path("home");
+    let settings = Untouched::write(&[(
+        home.join(".claude/settings.json"),
+        r#"{"cleanupPeriodDays": 30}"#.to_owned(),
+    )]);
+    let outcome = reasons_run(
+        &sandbox,
+        "claude",
+        &part(CLAUDE_CODE),
+        &[
+            "-p",
+            "Say hello in the shell",
+            "--allowedTools",
+            "Bash",
+            "--output-format",
+            "json",
+        ],
+        &[
+            // The person's own base URL: the gateway goes in front of it.
+            ("ANTHROPIC_BASE_URL", upstream.url()),
+            ("ANTHROPIC_API_KEY", API_KEY.to_owned()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+        ],
+    );
+    check_run(&outcome, &sandbox, "Bash", BASH_ID, BASH_REASON);
+    let result: Value = serde_json::from_str(outcome.stdout.trim()).unwrap();
+    assert_eq!(result["result"], FINAL, "{result}");
+    let requests: Vec<Value> = upstream
+        .received()
+        .iter()
+        .filter(|request| {
+            request.path.starts_with("/v1/messages?") || request.path == "/v1/messages"
+        })
+        .map(|request| request.json())
+        .filter(declares_tools)
+        .collect();
+    assert!(!requests.is_empty());
+    assert_eq!(declared_reason(&requests[0], "Bash")["type"], "string");
+    // The call ran, without its reason (Claude Code rejects one), and the hook the run wired
+    // showed the reason: Claude Code recorded both in the transcript.
+    let session = result["session_id"].as_str().unwrap();
+    let transcript = crate::util::only_file(&home.join(".claude/projects"), session, ".jsonl");
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert!(text.contains("hello-from-stub"), "the Bash call ran");
+    let shown: Vec<Value> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| {
+            line["attachment"]["type"] == "hook_system_message"
+                && line["attachment"]["toolUseID"] == BASH_ID
+        })
+        .collect();
+    assert_eq!(shown.len(), 1, "{text}");
+    assert!(
+        shown[0]["attachment"]["content"]
+            .as_str()
+            .unwrap()
+            .contains(BASH_REASON),
+        "{}",
+        shown[0]
+    );
+    settings.check();
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_codex_runs_through_reasons_run() {
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::start(codex_model);
+    let home = sandbox.path("home");
+    let settings = Untouched::write(&[(
+        home.join(".codex/config.toml"),
+        "model = \"gpt-5.5\"\n".to_owned(),
+    )]);
+    let outcome = reasons_run(
+        &sandbox,
+        "codex",
+        &part(CODEX),
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--json",
+            "Print the marker in the shell, then say done.",
+        ],
+        &[
+            ("OPENAI_BASE_URL", format!("{}/v1", upstream.url())),
+            ("OPENAI_API_KEY", KEY.to_owned()),
+        ],
+    );
+    check_run(&outcome, &sandbox, "exec_command", CODEX_CALL, CODEX_REASON);
+    let requests = responses_requests(&upstream);
+    assert!(requests.len() >= 2, "{requests:#?}");
+    assert_eq!(
+        declared_reason(&requests[0], "exec_command")["type"],
+        "string"
+    );
+    // The command ran: its output went back to the model.
+    let output = requests
+        .iter()
+        .flat_map(|request| request["input"].as_array().cloned().unwrap_or_default())
+        .find(|item| item["type"] == "function_call_output" && item["call_id"] == CODEX_CALL)
+        .expect("the call's output went back");
+    assert!(output.to_string().contains("shell-ran"), "{output}");
+    settings.check();
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_gemini_cli_runs_through_reasons_run() {
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::start(gemini_model(Some("gemini_call_1")));
+    let home = sandbox.path("home");
+    // GOOGLE_GEMINI_BASE_URL makes Gemini CLI assume a gateway login: the settings name the key's.
+    let settings = Untouched::write(&[(
+        home.join(".gemini/settings.json"),
+        json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
+    )]);
+    let outcome = reasons_run(
+        &sandbox,
+        "gemini",
+        &part(GEMINI_CLI),
+        &[
+            "--yolo",
+            "-m",
+            "gemini-2.5-flash",
+            "-p",
+            "Print the marker in the shell, then say done.",
+        ],
+        &[
+            ("GOOGLE_GEMINI_BASE_URL", upstream.url()),
+            ("GEMINI_API_KEY", "test-not-a-key".to_owned()),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_owned()),
+        ],
+    );
+    check_run(
+        &outcome,
+        &sandbox,
+        "run_shell_command",
+        "gemini_call_1",
+        GEMINI_REASON,
+    );
+    let requests: Vec<Value> = upstream
+        .received()
+        .iter()
+        .filter(|request| request.method == "POST")
+        .map(|request| request.json())
+        .filter(declares_tools)
+        .collect();
+    assert_eq!(
+        declared_reason(&requests[0], "run_shell_command")["type"],
+        "string"
+    );
+    let answered = requests
+        .iter()
+        .find(|request| has_function_response(request))
+        .expect("the call's response went back");
+    assert!(answered.to_string().contains("shell-ran"), "{answered}");
+    settings.check();
+}
+
+/// One of the five agents of `real_more_agents`, its settings pointing at the scripted model.
+fn more_agents_run(agent: Agent) {
+    let _serial = (agent == Agent::Cline).then(|| {
+        crate::real_more_agents::CLINE_ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    });
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::start(shell_model(agent.shell_tool(), agent.arguments()));
+    let model = format!("{}/v1", upstream.url());
+    let work = sandbox.path("work");
+    let home = sandbox.path("home");
+    // The agent's name for `reasons run`, its program, its arguments, its environment, and the
+    // settings files that must stay as they are.
+    type Setup = (
+        &'static str,
+        PathBuf,
+        Vec<String>,
+        Vec<(&'static str, String)>,
+        Untouched,
+    );
+    let (name, program, args, env, settings): Setup = match agent {
+        Agent::OpenCode | Agent::Kilo => {
+            let (name, program, config, prefix) = match agent {
+                Agent::OpenCode => ("opencode", OPENCODE, "opencode.json", "OPENCODE"),
+                _ => ("kilo", KILO, "kilo.json", "KILO"),
+            };
+            let config_text = json!({"provider": {"scripted": {
+                    "npm": "@ai-sdk/openai-compatible", "name": "Scripted",
+                    "options": {"baseURL": model, "apiKey": KEY},
+                    "models": {"gpt-4.1": {"name": "Scripted"}}}},
+                    "model": "scripted/gpt-4.1"})
+            .to_string();
+            let settings = Untouched::write(&[(work.join(config), config_text)]);
+            let mut args = vec!["run".to_owned()];
+            if agent == Agent::Kilo {
+                args.push("--auto".to_owned());
+            }
+            args.extend(["--format", "json", PROMPT].map(String::from));
+            let mut env: Vec<(&str, String)> = vec![(
+                "npm_config_cache",
+                part(NPM_CACHE).to_string_lossy().into_owned(),
+            )];
+            for setting in [
+                "DISABLE_MODELS_FETCH",
+                "DISABLE_AUTOUPDATE",
+                "DISABLE_DEFAULT_PLUGINS",
+            ] {
+                let variable: &'static str =
+                    Box::leak(format!("{prefix}_{setting}").into_boxed_str());
+                env.push((variable, "1".to_owned()));
+            }
+            (name, part(program), args, env, settings)
+        }
+        Agent::QwenCode => {
+            let args = [
+                "--auth-type",
+                "openai",
+                "--openai-base-url",
+                &model,
+                "--openai-api-key",
+                KEY,
+                "-m",
+                "gpt-4.1",
+                "--yolo",
+                "-o",
+                "stream-json",
+                PROMPT,
+            ]
+            .map(String::from)
+            .to_vec();
+            (
+                "qwen",
+                part(QWEN_CODE),
+                args,
+                Vec::new(),
+                Untouched::keep(Vec::new()),
+            )
+        }
+        Agent::Copilot => {
+            let args = ["-p", PROMPT, "--allow-all-tools", "--no-auto-update"]
+                .map(String::from)
+                .to_vec();
+            let env = vec![
+                ("COPILOT_OFFLINE", "true".to_owned()),
+                ("COPILOT_PROVIDER_BASE_URL", model.clone()),
+                ("COPILOT_PROVIDER_TYPE", "openai".to_owned()),
+                ("COPILOT_PROVIDER_API_KEY", KEY.to_owned()),
+                ("COPILOT_MODEL", "gpt-4.1".to_owned()),
+                (
+                    "COPILOT_PKG_CACHE_HOME",
+                    part(COPILOT_CACHE).to_string_lossy().into_owned(),
+                ),
+            ];
+            (
+                "copilot",
+                part(COPILOT),
+                args,
+                env,
+                Untouched::keep(Vec::new()),
+            )
+        }
+        Agent::Cline => {
+            // The person's setup: `cline auth` with the model's base URL.
+            let mut auth = Command::new(part(CLINE));
+            auth.args([
+                "auth",
+                "--provider",
+                "openai",
+                "--apikey",
+                KEY,
+                "--modelid",
+                "gpt-4.1",
+                "--baseurl",
+                &model,
+            ])
+            .current_dir(&work);
+            sandbox.apply(&mut auth);
+            auth.env("CLINE_SESSION_BACKEND_MODE", "local");
+            let output = run_bounded_within(auth, LIMIT);
+            assert!(output.status.success(), "cline auth failed: {output:?}");
+            let providers = home.join(".cline/data/settings/providers.json");
+            let saved = std::fs::read_to_string(&providers)
+                .unwrap_or_else(|e| panic!("{}: {e}", providers.display()));
+            assert!(saved.contains(&model), "{saved}");
+            let args = ["--json", PROMPT].map(String::from).to_vec();
+            let env = vec![("CLINE_SESSION_BACKEND_MODE", "local".to_owned())];
+            (
+                "cline",
+                part(CLINE),
+                args,
+                env,
+                Untouched::keep(vec![providers]),
+            )
+        }
+    };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let outcome = reasons_run(&sandbox, name, &program, &args, &env);
+    crate::real_more_agents::stop_leftovers(agent, &sandbox);
+    check_run(&outcome, &sandbox, agent.shell_tool(), CALL_ID, REASON);
+    let requests = upstream.tool_requests("/chat/completions");
+    assert!(requests.len() >= 2, "{agent:?}: {requests:#?}");
+    assert_eq!(
+        declared_reason(&requests[0], agent.shell_tool())["type"],
+        "string"
+    );
+    let marker = std::fs::read_to_string(work.join("marker"))
+        .unwrap_or_else(|error| panic!("{agent:?} did not run the command: {error}"));
+    assert_eq!(marker, MARKER);
+    settings.check();
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_opencode_runs_through_reasons_run() {
+    more_agents_run(Agent::OpenCode);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_kilo_runs_through_reasons_run() {
+    more_agents_run(Agent::Kilo);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_qwen_code_runs_through_reasons_run() {
+    more_agents_run(Agent::QwenCode);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_copilot_cli_runs_through_reasons_run() {
+    more_agents_run(Agent::Copilot);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_cline_runs_through_reasons_run() {
+    more_agents_run(Agent::Cline);
+}
+
+// ---- interactive, in a terminal ---------------------------------------------------------------
+
+/// A detached tmux session of its own (its own server socket), read back with `capture-pane`.
+struct Tmux {
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(command: &str) -> Tmux {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("tmux.sock");
+        let tmux = Tmux { socket, _dir: dir };
+        tmux.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "50",
+            command,
+        ]);
+        tmux.run(&["set-option", "-g", "remain-on-exit", "on"]);
+        tmux
+    }
+
+    #[track_caller]
+    fn run(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs (Debian's tmux, installed by .ci/real-parts)");
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The screen once `done` holds for it (kept in `target/NAME.txt` for a person to look at),
+    /// or a failure showing it after two minutes.
+    #[track_caller]
+    fn screen_when(&self, name: &str, done: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            let screen = self.run(&["capture-pane", "-p"]);
+            if done(&screen) {
+                let kept = crate::util::root()
+                    .join("target")
+                    .join(format!("{name}.txt"));
+                let _ = std::fs::write(kept, &screen);
+                return screen;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the screen never showed {name}:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        self.run(&args);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// A word for the shell.
+fn quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
+fn real_claude_code_interactive_through_reasons_run_shows_the_reason_and_ends_with_the_summary() {
+    const REASON: &str = "Create the marker the user asked for";
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::messages(scripted(vec![crate::util::claude_code::tool_use(
+        "toolu_interactive",
+        "Bash",
+        json!({"command": "touch approved-marker", "reason": REASON}),
+    )]));
+    let home = sandbox.path("home");
+    let work = sandbox.path("work");
+    // What a person who has used Claude Code has: onboarding done, the key approved, the folder
+    // trusted.
+    let approved = &API_KEY[API_KEY.len() - 20..];
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"hasCompletedOnboarding": true,
+            "customApiKeyResponses": {"approved": [approved], "rejected": []},
+            "projects": {work.to_string_lossy(): {"hasTrustDialogAccepted": true}}})
+        .to_string(),
+    )
+    .unwrap();
+    let settings = Untouched::write(&[(
+        home.join(".claude/settings.json"),
+        r#"{"cleanupPeriodDays": 30}"#.to_owned(),
+    )]);
+    let mut variables = vec![
+        ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+        ("HOME".to_owned(), home.to_string_lossy().into_owned()),
+        ("TERM".to_owned(), "xterm-256color".to_owned()),
+        ("LANG".to_owned(), "C.UTF-8".to_owned()),
+        ("ANTHROPIC_BASE_URL".to_owned(), upstream.url()),
+        ("ANTHROPIC_API_KEY".to_owned(), API_KEY.to_owned()),
+        (
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
+            "1".to_owned(),
+        ),
+    ];
+    for (name, folder) in [
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_RUNTIME_DIR", "runtime"),
+    ] {
+        variables.push((
+            name.to_owned(),
+            sandbox.path(folder).to_string_lossy().into_owned(),
+        ));
+    }
+    let assignments: Vec<String> = variables
+        .iter()
+        .map(|(name, value)| format!("{name}={}", quoted(value)))
+        .collect();
+    let script = sandbox.path("run.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cd {}\nenv -i {} {} run claude --program {} -- --permission-mode default {}\necho \"exit status $?\"\n",
+            quoted(&work.to_string_lossy()),
+            assignments.join(" "),
+            quoted(env!("CARGO_BIN_EXE_reasons")),
+            quoted(&part(CLAUDE_CODE).to_string_lossy()),
+            quoted("Create the marker in the shell"),
+        ),
+    )
+    .unwrap();
+    let tmux = Tmux::start(&format!("bash {}", quoted(&script.to_string_lossy())));
+
+    // Claude Code's own dialog for the command (with the prompt branch's hook, the reason is in
+    // it; without, the hook's message comes beside the call once it ran).
+    let dialog = tmux.screen_when("real-run-claude-dialog", |screen| {
+        screen.contains("Do you want to proceed?") || screen.contains("requires confirmation")
+    });
+    assert!(dialog.contains("touch approved-marker"), "{dialog}");
+    tmux.keys(&["Enter"]);
+    let after = tmux.screen_when("real-run-claude-after", |screen| {
+        screen.contains(REASON) && screen.contains(FINAL)
+    });
+    assert!(work.join("approved-marker").exists(), "{after}");
+
+    // Ctrl-C twice ends Claude Code; `reasons run` outlives it and says what the run's calls
+    // carried.
+    tmux.keys(&["C-c"]);
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["C-c"]);
+    let log = sandbox.default_reasons_log();
+    let summary = format!(
+        "reasons: 1 call, 1 with a reason, coverage 100.0%; reasons log {}",
+        log.display()
+    );
+    let end = tmux.screen_when("real-run-claude-end", |screen| {
+        screen.contains("exit status ")
+    });
+    let flat = end.replace('\n', "");
+    assert!(flat.contains(&summary), "{end}");
+    assert!(end.contains("exit status 0"), "{end}");
+    let logged = read_reasons_log(&log);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0]["reason"], REASON);
+    settings.check();
+}
