@@ -352,11 +352,25 @@ fn more_agents_run(agent: Agent) {
     );
     let (name, program, args, env, settings): Setup = match agent {
         Agent::OpenCode | Agent::Kilo => {
-            let (name, program, config, prefix) = match agent {
-                Agent::OpenCode => ("opencode", OPENCODE, "opencode.json", "OPENCODE"),
-                _ => ("kilo", KILO, "kilo.json", "KILO"),
+            let (name, program, config, prefix, schema) = match agent {
+                Agent::OpenCode => (
+                    "opencode",
+                    OPENCODE,
+                    "opencode.json",
+                    "OPENCODE",
+                    "https://opencode.ai/config.json",
+                ),
+                _ => (
+                    "kilo",
+                    KILO,
+                    "kilo.json",
+                    "KILO",
+                    "https://app.kilo.ai/config.json",
+                ),
             };
-            let config_text = json!({"provider": {"scripted": {
+            // With its `$schema`, which both add to a configuration that has none (with or
+            // without `reasons run`).
+            let config_text = json!({"$schema": schema, "provider": {"scripted": {
                     "npm": "@ai-sdk/openai-compatible", "name": "Scripted",
                     "options": {"baseURL": model, "apiKey": KEY},
                     "models": {"gpt-4.1": {"name": "Scripted"}}}},

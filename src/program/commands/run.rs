@@ -887,7 +887,10 @@ impl Signals {
 
     /// Passes SIGTERM and SIGHUP on to the agent `pid`, until aborted.
     async fn forward_to(mut self, pid: u32) {
-        let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
             return;
         };
         loop {
