@@ -717,3 +717,51 @@ fn real_claude_code_interactive_through_reasons_run_shows_the_reason_and_ends_wi
     assert_eq!(logged[0]["reason"], REASON);
     settings.check();
 }
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
+fn watch_inside_tmux_opens_reasons_watch_beside_the_agent_and_closes_it_after() {
+    let sandbox = Sandbox::new();
+    let agent = sandbox.path("claude");
+    // A fake agent that lives until told to end.
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/bash\nwhile [ ! -e {} ]; do sleep 0.1; done\n",
+            quoted(&sandbox.path("end").to_string_lossy())
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let log = sandbox.path("state").join("reasons.jsonl");
+    let tmux = Tmux::start(&format!(
+        "{} run claude --program {} --reasons-log {} --watch; echo \"exit status $?\"",
+        quoted(env!("CARGO_BIN_EXE_reasons")),
+        quoted(&agent.to_string_lossy()),
+        quoted(&log.to_string_lossy()),
+    ));
+    let panes = || tmux.run(&["list-panes", "-F", "#{pane_id} #{pane_current_command}"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while panes().lines().count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "{}", panes());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The split shows the live view of the run's log; the agent's pane keeps the focus.
+    let watching = tmux.run(&["capture-pane", "-p", "-t", "{bottom}"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut watching = watching;
+    while !watching.contains("waiting for calls") {
+        assert!(std::time::Instant::now() < deadline, "{watching}");
+        std::thread::sleep(Duration::from_millis(100));
+        watching = tmux.run(&["capture-pane", "-p", "-t", "{bottom}"]);
+    }
+    let active = tmux.run(&["display-message", "-p", "#{pane_at_top}"]);
+    assert_eq!(active.trim(), "1");
+    std::fs::write(sandbox.path("end"), "").unwrap();
+    let end = tmux.screen_when("real-run-watch-end", |screen| {
+        screen.contains("exit status")
+    });
+    assert!(end.contains("exit status 0"), "{end}");
+    assert_eq!(panes().lines().count(), 1, "{}", panes());
+}

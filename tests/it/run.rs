@@ -532,3 +532,85 @@ fn strip_defaults_to_what_the_agent_accepts() {
     assert!(!answer.contains(REASON), "{answer}");
     assert!(answer.contains(r#""command":"ls build""#), "{answer}");
 }
+
+/// A fake agent that says it is ready, then waits for `$HOME/end` (or exits 42 on SIGTERM).
+const WAITING_AGENT: &str = r#"
+trap 'exit 42' TERM
+touch "$HOME/ready"
+while [ ! -e "$HOME/end" ]; do sleep 0.05; done
+"#;
+
+/// `reasons run claude` with the waiting agent, started; once the agent is ready.
+fn start_waiting(sandbox: &Sandbox, agents: &FakeAgents) -> std::process::Child {
+    agents.add("claude", WAITING_AGENT);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_reasons"));
+    command.args(["run", "claude"]);
+    sandbox.apply(&mut command);
+    let child = command
+        .env("PATH", agents.path())
+        .current_dir(sandbox.path("work"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !sandbox.path("home").join("ready").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn sigterm_to_reasons_reaches_the_agent_and_its_status_is_the_runs() {
+    let sandbox = Sandbox::new();
+    let agents = FakeAgents::new();
+    let child = start_waiting(&sandbox, &agents);
+    signal(child.id(), "TERM");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(42), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("reasons: no calls recorded during the run; "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_interrupt_is_the_agents_and_reasons_lives_on_to_report() {
+    let sandbox = Sandbox::new();
+    let agents = FakeAgents::new();
+    let child = start_waiting(&sandbox, &agents);
+    // As from a terminal the agent shares: reasons only catches it (the terminal sends the
+    // agent its own); the agent decides whether it ends.
+    signal(child.id(), "INT");
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(sandbox.path("home").join("end"), "").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("reasons: no calls"),
+        "{stderr}"
+    );
+}
