@@ -131,9 +131,9 @@ pub enum Command {
     /// --baseurl` pointed at the gateway.
     ///
     /// The hook is wired for this run where the agent takes one without a settings file
-    /// changed: Claude Code (`--settings`) and Gemini CLI (a system settings file of the run's
-    /// own, `GEMINI_CLI_SYSTEM_SETTINGS_PATH`, holding the system settings there are). Codex,
-    /// Copilot CLI, OpenCode, Kilo, Qwen Code and Cline get none: `reasons watch` shows their
+    /// changed: Claude Code only (`--settings`, unless its settings run the hook already).
+    /// Gemini CLI and Codex take theirs from settings files (`reasons hook install AGENT`);
+    /// Copilot CLI, OpenCode, Kilo, Qwen Code and Cline have none: `reasons watch` shows their
     /// reasons (`--watch`).
     ///
     /// Ctrl-C and the window's size are the agent's (it shares the terminal's process group);

@@ -3,7 +3,7 @@
 //! exits as told. What the real agents do with it is in `real_run.rs`.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -442,9 +442,7 @@ fn every_agent_is_pointed_at_the_gateway_its_own_way() {
         assert!(gateway(
             &agent_env(sandbox, "GOOGLE_GEMINI_BASE_URL").unwrap()
         ));
-        let settings = agent_env(sandbox, "GEMINI_CLI_SYSTEM_SETTINGS_PATH").unwrap();
-        // The run's own settings file is gone with the run.
-        assert!(!Path::new(&settings).exists(), "{settings}");
+        assert_eq!(agent_args(sandbox), ["-p", "hi"]);
     });
     check(
         "qwen",
@@ -613,4 +611,45 @@ fn an_interrupt_is_the_agents_and_reasons_lives_on_to_report() {
             .starts_with("reasons: no calls"),
         "{stderr}"
     );
+}
+
+#[test]
+fn cline_gets_a_copy_of_its_providers_pointed_at_the_gateway_gone_with_the_run() {
+    let sandbox = Sandbox::new();
+    let agents = FakeAgents::new();
+    agents.add(
+        "cline",
+        r#"cp "$CLINE_PROVIDER_SETTINGS_PATH" "$HOME/providers-seen"; ls -ld "$(dirname "$CLINE_PROVIDER_SETTINGS_PATH")" > "$HOME/folder-seen""#,
+    );
+    let providers = sandbox
+        .path("home")
+        .join(".cline/data/settings/providers.json");
+    std::fs::create_dir_all(providers.parent().unwrap()).unwrap();
+    let theirs = json!({"version": 1, "lastUsedProvider": "openai", "providers": {
+        "openai": {"settings": {"provider": "openai", "apiKey": "k", "model": "m",
+            "baseUrl": "http://127.0.0.1:9/v1"}}}})
+    .to_string();
+    std::fs::write(&providers, &theirs).unwrap();
+    let outcome = run_in(&sandbox, &agents, &["cline"], &[]);
+    assert!(outcome.status.success(), "{}", outcome.stderr);
+    let seen: Value = serde_json::from_str(
+        &std::fs::read_to_string(sandbox.path("home").join("providers-seen")).unwrap(),
+    )
+    .unwrap();
+    let url = seen["providers"]["openai"]["settings"]["baseUrl"]
+        .as_str()
+        .unwrap();
+    assert!(
+        url.starts_with("http://127.0.0.1:")
+            && url.ends_with("/v1")
+            && url != "http://127.0.0.1:9/v1",
+        "{seen}"
+    );
+    assert_eq!(seen["providers"]["openai"]["settings"]["apiKey"], "k");
+    // In a folder only its owner may enter, gone with the run; the person's file as it was.
+    let folder = std::fs::read_to_string(sandbox.path("home").join("folder-seen")).unwrap();
+    assert!(folder.starts_with("drwx------"), "{folder}");
+    let copy = agent_env(&sandbox, "CLINE_PROVIDER_SETTINGS_PATH").unwrap();
+    assert!(!std::path::Path::new(&copy).exists(), "{copy}");
+    assert_eq!(std::fs::read_to_string(&providers).unwrap(), theirs);
 }

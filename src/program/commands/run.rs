@@ -100,19 +100,48 @@ impl Agent {
 }
 
 /// What the run changes for the agent: its arguments before the person's, its environment, and
-/// the files made for this run only (removed at its end).
+/// the folder of files made for this run only (removed at its end).
 struct Wiring {
     args: Vec<String>,
     env: Vec<(String, String)>,
-    temporary: Vec<PathBuf>,
+    folder: Option<PathBuf>,
     /// Whether the hook is wired for this run, and why not when it is not.
     hook: Result<(), String>,
 }
 
+impl Wiring {
+    /// Writes a file for this run only, in a folder only its owner can enter: Gemini CLI skips a
+    /// settings file whose folder others may write to, such as `/tmp` itself.
+    fn private_file(&mut self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let folder = match &self.folder {
+            Some(folder) => folder.clone(),
+            None => {
+                let folder =
+                    std::env::temp_dir().join(format!("reasons-run-{}", std::process::id()));
+                // One left by an earlier process of this pid is no longer anyone's.
+                let _ = fs::remove_dir_all(&folder);
+                fs::DirBuilder::new().mode(0o700).create(&folder)?;
+                self.folder = Some(folder.clone());
+                folder
+            }
+        };
+        let path = folder.join(name);
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        file.write_all(bytes)?;
+        Ok(path)
+    }
+}
+
 impl Drop for Wiring {
     fn drop(&mut self) {
-        for path in &self.temporary {
-            let _ = fs::remove_file(path);
+        if let Some(folder) = &self.folder {
+            let _ = fs::remove_dir_all(folder);
         }
     }
 }
@@ -494,7 +523,7 @@ fn wire(
     let mut wiring = Wiring {
         args: Vec::new(),
         env: Vec::new(),
-        temporary: Vec::new(),
+        folder: None,
         hook: Err(format!(
             "{} takes no hook for one run: `reasons watch` shows its reasons",
             agent.command().1
@@ -557,7 +586,10 @@ fn wire(
             wiring
                 .env
                 .push(("GOOGLE_GEMINI_BASE_URL".into(), through("gemini", "")));
-            wiring.hook = gemini_hook(&mut wiring, hook_command("gemini-cli")?);
+            // Its only settings file above the user's that an environment variable names, the
+            // system settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`), is read only when root owns
+            // it and every folder above it (Gemini CLI 0.61): no hook for one run.
+            wiring.hook = Err("Gemini CLI takes no hook for one run (`reasons hook install gemini-cli` installs it)".into());
         }
         Agent::QwenCode => {
             let url = through("openai", "/v1");
@@ -704,13 +736,9 @@ fn cline_providers(wiring: &mut Wiring, gateway: &str, given: &[Given]) -> anyho
         );
         return Ok(());
     }
-    let copy = std::env::temp_dir().join(format!(
-        "reasons-run-{}-cline-providers.json",
-        std::process::id()
-    ));
-    write_private(&copy, settings.to_string().as_bytes())
-        .with_context(|| format!("cannot write {}", copy.display()))?;
-    wiring.temporary.push(copy.clone());
+    let copy = wiring
+        .private_file("cline-providers.json", settings.to_string().as_bytes())
+        .context("cannot write the run's copy of Cline's provider settings")?;
     wiring.env.push((
         "CLINE_PROVIDER_SETTINGS_PATH".into(),
         copy.to_string_lossy().into_owned(),
@@ -728,67 +756,6 @@ fn merge(base: &mut Value, over: Value) {
         }
         (base, over) => *base = over,
     }
-}
-
-/// Gemini CLI's hook for this run: its system settings file (the one it reads above the user's
-/// and the project's) is named by `GEMINI_CLI_SYSTEM_SETTINGS_PATH`; the run's holds the system
-/// settings there are, plus the hook (hook lists of several settings files add up).
-fn gemini_hook(wiring: &mut Wiring, command: String) -> Result<(), String> {
-    let user = home().and_then(|home| read_json(&home.join(".gemini/settings.json")));
-    if user.is_some_and(|user| runs_our_hook(&user, "gemini-cli")) {
-        return Err("Gemini CLI's settings already run the hook".into());
-    }
-    let system_path = env("GEMINI_CLI_SYSTEM_SETTINGS_PATH").map_or_else(
-        || PathBuf::from("/etc/gemini-cli/settings.json"),
-        PathBuf::from,
-    );
-    let mut system = match fs::read(&system_path) {
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(system)) => Value::Object(system),
-            _ => {
-                return Err(format!(
-                    "{} is no JSON object: no hook for this run",
-                    system_path.display()
-                ))
-            }
-        },
-        Err(_) => json!({}),
-    };
-    if runs_our_hook(&system, "gemini-cli") {
-        return Err("Gemini CLI's system settings already run the hook".into());
-    }
-    let handler = json!({"type": "command", "command": command, "name": "reasons"});
-    let group = json!({"hooks": [handler]});
-    match system["hooks"]["BeforeTool"].as_array_mut() {
-        Some(groups) => groups.push(group),
-        None => merge(&mut system, json!({"hooks": {"BeforeTool": [group]}})),
-    }
-    let path = std::env::temp_dir().join(format!(
-        "reasons-run-{}-gemini-settings.json",
-        std::process::id()
-    ));
-    if let Err(error) = write_private(&path, system.to_string().as_bytes()) {
-        return Err(format!("cannot write {}: {error}", path.display()));
-    }
-    wiring.temporary.push(path.clone());
-    wiring.env.push((
-        "GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(),
-        path.to_string_lossy().into_owned(),
-    ));
-    Ok(())
-}
-
-/// Writes a new file only its owner can read.
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let _ = fs::remove_file(path);
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(bytes)
 }
 
 /// A TOML basic string.
