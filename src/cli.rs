@@ -131,10 +131,11 @@ pub enum Command {
     /// --baseurl` pointed at the gateway.
     ///
     /// The hook is wired for this run where the agent takes one without a settings file
-    /// changed: Claude Code only (`--settings`, unless its settings run the hook already).
-    /// Gemini CLI and Codex take theirs from settings files (`reasons hook install AGENT`);
-    /// Copilot CLI, OpenCode, Kilo, Qwen Code and Cline have none: `reasons watch` shows their
-    /// reasons (`--watch`).
+    /// changed, unless the agent's settings run it already: Claude Code (`--settings`) and Codex
+    /// (`-c hooks.PreToolUse=…`, which Codex asks you to review and trust before it first
+    /// runs). Gemini CLI takes its hook only from settings files (`reasons hook install
+    /// gemini-cli`); Copilot CLI, OpenCode, Kilo, Qwen Code and Cline have none for one run:
+    /// `reasons watch` shows their reasons (`--watch`).
     ///
     /// Ctrl-C and the window's size are the agent's (it shares the terminal's process group);
     /// SIGTERM and SIGHUP sent to `reasons` are passed on to the agent.

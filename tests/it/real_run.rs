@@ -765,3 +765,82 @@ fn watch_inside_tmux_opens_reasons_watch_beside_the_agent_and_closes_it_after() 
     assert!(end.contains("exit status 0"), "{end}");
     assert_eq!(panes().lines().count(), 1, "{}", panes());
 }
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
+fn real_codex_interactive_through_reasons_run_asks_to_trust_the_hook_which_then_shows_the_reason() {
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::start(codex_model);
+    let home = sandbox.path("home");
+    let work = sandbox.path("work");
+    let config = home.join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"gpt-5.5\"\n[projects.{:?}]\ntrust_level = \"trusted\"\n",
+            work.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    let script = sandbox.path("run.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cd {}\nexport HOME={} XDG_STATE_HOME={} OPENAI_BASE_URL={}/v1 OPENAI_API_KEY=sk-x TERM=xterm-256color\n{} run codex --program {} -- 'Print the marker in the shell'\necho \"exit status $?\"\n",
+            quoted(&work.to_string_lossy()),
+            quoted(&home.to_string_lossy()),
+            quoted(&sandbox.path("state").to_string_lossy()),
+            upstream.url(),
+            quoted(env!("CARGO_BIN_EXE_reasons")),
+            quoted(&part(CODEX).to_string_lossy()),
+        ),
+    )
+    .unwrap();
+    let tmux = Tmux::start(&format!("bash {}", quoted(&script.to_string_lossy())));
+    // Codex's own review of a hook it has not trusted yet: the person trusts it ("Trust all
+    // and continue"). Codex 0.171 then offers a newer model: the person keeps the configured one.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut trusted = false;
+    let shown = loop {
+        std::thread::sleep(Duration::from_millis(700));
+        let screen = tmux.run(&["capture-pane", "-p"]);
+        if screen.contains("Done: the shell ran.") {
+            break screen;
+        }
+        assert!(std::time::Instant::now() < deadline, "{screen}");
+        if screen.contains("Hooks need review") || screen.contains("Use existing model") {
+            trusted |= screen.contains("Hooks need review");
+            tmux.keys(&["2"]);
+            std::thread::sleep(Duration::from_millis(300));
+            tmux.keys(&["Enter"]);
+        }
+    };
+    assert!(trusted, "Codex never asked to trust the hook");
+    let _ = std::fs::write(
+        crate::util::root().join("target/real-run-codex-reason.txt"),
+        &shown,
+    );
+    assert!(
+        shown.contains(&format!("Hook · model's reason for Bash: {CODEX_REASON}")),
+        "{shown}"
+    );
+    tmux.keys(&["C-c"]);
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["C-c"]);
+    let end = tmux.screen_when("real-run-codex-end", |screen| {
+        screen.contains("exit status")
+    });
+    let summary = format!(
+        "reasons: 1 call, 1 with a reason, coverage 100.0%; reasons log {}",
+        sandbox.default_reasons_log().display()
+    );
+    assert!(end.replace('\n', "").contains(&summary), "{end}");
+    assert!(end.contains("exit status 0"), "{end}");
+    // The trust is Codex's own record (beside its other state there), kept for the next run.
+    let kept = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        kept.contains("[hooks.state.\"/<session-flags>/config.toml:pre_tool_use:0:0\"]"),
+        "{kept}"
+    );
+}

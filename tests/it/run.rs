@@ -435,7 +435,15 @@ fn every_agent_is_pointed_at_the_gateway_its_own_way() {
                 "{args:?}"
             );
             assert!(args[3].contains("env_key = \"OPENAI_API_KEY\""), "{args:?}");
-            assert_eq!(args[4..], ["exec", "hi"]);
+            // The hook, as one of the run's settings.
+            assert_eq!(args[4], "-c");
+            assert!(
+                args[5]
+                    .starts_with("hooks.PreToolUse=[{ hooks = [{ type = \"command\", command = \"")
+                    && args[5].contains(" hook codex --reasons-log "),
+                "{args:?}"
+            );
+            assert_eq!(args[6..], ["exec", "hi"]);
         },
     );
     check("gemini", &[], &["-p", "hi"], &|sandbox| {

@@ -434,6 +434,14 @@ fn runs_our_hook(settings: &Value, hook: &str) -> bool {
         .any(|command| command.contains(&needle))
 }
 
+/// Codex's hooks file, `$CODEX_HOME/hooks.json` (`~/.codex` without the variable).
+fn codex_hooks() -> Option<Value> {
+    let folder = env("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| Some(home()?.join(".codex")))?;
+    read_json(&folder.join("hooks.json"))
+}
+
 /// OpenCode's and Kilo's configuration files, in the order they apply (global, then the
 /// project's): where a provider's `baseURL` may be set.
 fn opencode_config_files(agent: Agent) -> Vec<PathBuf> {
@@ -581,6 +589,18 @@ fn wire(
                 "-c".into(),
                 format!("model_providers.reasons-run={provider}"),
             ];
+            // A hook given as a flag is one of the run's settings (Codex's "session flags"),
+            // under Codex's hook trust: it asks the person to review it before it first runs.
+            if codex_hooks().is_some_and(|hooks| runs_our_hook(&hooks, "codex")) {
+                wiring.hook = Err("Codex's hooks.json already runs the hook".into());
+            } else {
+                wiring.args.push("-c".into());
+                wiring.args.push(format!(
+                    "hooks.PreToolUse=[{{ hooks = [{{ type = \"command\", command = {} }}] }}]",
+                    toml_string(&hook_command("codex")?)
+                ));
+                wiring.hook = Ok(());
+            }
         }
         Agent::GeminiCli => {
             wiring
