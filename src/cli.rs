@@ -462,22 +462,22 @@ pub struct RunArgs {
 /// The agents `reasons run` starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RunAgent {
-    /// Claude Code (`claude`).
+    /// Claude Code (`claude`; also named claude-code).
     #[value(alias = "claude-code")]
     Claude,
     /// Codex CLI (`codex`).
     Codex,
-    /// Gemini CLI (`gemini`).
+    /// Gemini CLI (`gemini`; also named gemini-cli).
     #[value(alias = "gemini-cli")]
     Gemini,
     /// OpenCode (`opencode`).
     Opencode,
     /// Kilo (`kilo`).
     Kilo,
-    /// Qwen Code (`qwen`).
+    /// Qwen Code (`qwen`; also named qwen-code).
     #[value(alias = "qwen-code")]
     Qwen,
-    /// GitHub Copilot CLI (`copilot`).
+    /// GitHub Copilot CLI (`copilot`; also named copilot-cli).
     #[value(alias = "copilot-cli")]
     Copilot,
     /// Cline's command line (`cline`).
