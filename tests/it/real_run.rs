@@ -684,15 +684,20 @@ fn real_claude_code_interactive_through_reasons_run_shows_the_reason_and_ends_wi
     .unwrap();
     let tmux = Tmux::start(&format!("bash {}", quoted(&script.to_string_lossy())));
 
-    // Claude Code's own dialog for the command (with the prompt branch's hook, the reason is in
-    // it; without, the hook's message comes beside the call once it ran).
+    // Claude Code's own dialog for the command. A hook that asks (`reasons hook claude-code`
+    // "in the prompt") puts the reason inside it; one that only tells shows it beside the call
+    // once it ran.
     let dialog = tmux.screen_when("real-run-claude-dialog", |screen| {
-        screen.contains("Do you want to proceed?") || screen.contains("requires confirmation")
+        screen.contains("Do you want to proceed?")
     });
     assert!(dialog.contains("touch approved-marker"), "{dialog}");
+    let asked = dialog.contains("requires confirmation");
+    if asked {
+        assert!(dialog.contains(REASON), "{dialog}");
+    }
     tmux.keys(&["Enter"]);
     let after = tmux.screen_when("real-run-claude-after", |screen| {
-        screen.contains(REASON) && screen.contains(FINAL)
+        screen.contains(FINAL) && (asked || screen.contains(REASON))
     });
     assert!(work.join("approved-marker").exists(), "{after}");
 
