@@ -27,18 +27,18 @@ use crate::util::upstream::{
 };
 use crate::util::{arg, extract_records_and_warnings, read_reasons_log};
 
-pub(crate) const CALL_ID: &str = "call_reasons_1";
-pub(crate) const REASON: &str = "Write a marker to check that the shell works";
+const CALL_ID: &str = "call_reasons_1";
+const REASON: &str = "Write a marker to check that the shell works";
 /// The file the command writes holds what differs from its text, so finding it proves it ran.
-pub(crate) const MARKER_COMMAND: &str = "printf '%s-%s' shell ran > marker";
-pub(crate) const MARKER: &str = "shell-ran";
-pub(crate) const FINAL: &str = "Done: the shell ran.";
-pub(crate) const PROMPT: &str = "Write the marker in the shell, then say done.";
+const MARKER_COMMAND: &str = "printf '%s-%s' shell ran > marker";
+const MARKER: &str = "shell-ran";
+const FINAL: &str = "Done: the shell ran.";
+const PROMPT: &str = "Write the marker in the shell, then say done.";
 /// The API key every agent is given: the scripted model takes anything.
-pub(crate) const KEY: &str = "sk-test-not-a-key";
+const KEY: &str = "sk-test-not-a-key";
 /// How long one agent may run: more than `run_bounded`'s two minutes, since on a loaded machine
 /// Kilo took 145 s (beside three builds and another Kilo run).
-pub(crate) const AGENT_LIMIT: Duration = Duration::from_secs(300);
+const AGENT_LIMIT: Duration = Duration::from_secs(300);
 
 // ---- the scripted model -----------------------------------------------------------------------
 
@@ -74,7 +74,7 @@ fn text_answer(text: &str, stream: bool) -> Answer {
 }
 
 /// Whether a Chat request's history holds the result of the shell call.
-pub(crate) fn answered(body: &Value) -> bool {
+fn answered(body: &Value) -> bool {
     body["messages"].as_array().is_some_and(|messages| {
         messages
             .iter()
@@ -85,10 +85,7 @@ pub(crate) fn answered(body: &Value) -> bool {
 /// A model that calls `tool` with `arguments` and the reason, then ends the turn once the
 /// history holds that call's result. A request without tools (a title, a summary) gets text;
 /// the model list, asked by some agents, names one model.
-pub(crate) fn shell_model(
-    tool: &'static str,
-    arguments: Value,
-) -> impl Fn(&Received) -> Answer + Send + Sync {
+fn shell_model(tool: &'static str, arguments: Value) -> impl Fn(&Received) -> Answer + Send + Sync {
     move |request| {
         let path = request.path.split('?').next().unwrap_or_default();
         if request.method == "GET" && path.ends_with("/models") {
@@ -385,6 +382,17 @@ pub(crate) fn stop_leftovers(agent: Agent, sandbox: &Sandbox) {
 
 /// Cline keeps state on a fixed port: never two of its runs at once.
 pub(crate) static CLINE_ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// What `real_run` shares with these tests: the scripted model of an agent, the call it makes
+/// (its id and reason), the prompt, the key and the marker the call writes.
+pub(crate) fn model_for(agent: Agent) -> impl Fn(&Received) -> Answer + Send + Sync {
+    shell_model(agent.shell_tool(), agent.arguments())
+}
+pub(crate) const SHARED_CALL_ID: &str = CALL_ID;
+pub(crate) const SHARED_REASON: &str = REASON;
+pub(crate) const SHARED_PROMPT: &str = PROMPT;
+pub(crate) const SHARED_KEY: &str = KEY;
+pub(crate) const SHARED_MARKER: &str = MARKER;
 
 // ---- reading the agent's log ------------------------------------------------------------------
 

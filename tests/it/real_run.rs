@@ -17,7 +17,10 @@ use crate::real_codex_gemini::{
     codex_model, gemini_model, has_function_response, responses_requests, CODEX_CALL, CODEX_REASON,
     GEMINI_REASON,
 };
-use crate::real_more_agents::{shell_model, Agent, CALL_ID, KEY, MARKER, PROMPT, REASON};
+use crate::real_more_agents::{
+    model_for, Agent, SHARED_CALL_ID as CALL_ID, SHARED_KEY as KEY, SHARED_MARKER as MARKER,
+    SHARED_PROMPT as PROMPT, SHARED_REASON as REASON,
+};
 use crate::util::bounded::run_bounded_within;
 use crate::util::claude_code::{bash_call, scripted, API_KEY, BASH_ID, BASH_REASON, FINAL};
 use crate::util::real_parts::{
@@ -337,7 +340,7 @@ fn more_agents_run(agent: Agent) {
             .unwrap_or_else(|e| e.into_inner())
     });
     let sandbox = Sandbox::new();
-    let upstream = Upstream::start(shell_model(agent.shell_tool(), agent.arguments()));
+    let upstream = Upstream::start(model_for(agent));
     let model = format!("{}/v1", upstream.url());
     let work = sandbox.path("work");
     let home = sandbox.path("home");
