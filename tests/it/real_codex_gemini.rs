@@ -613,10 +613,10 @@ fn real_codex_accepts_the_reason_with_no_strip_and_its_rollout_keeps_it() {
 
 // ---- the real Gemini CLI ----------------------------------------------------------------------
 
-pub(crate) const GEMINI_REASON: &str = "Print a marker to check that the shell works";
+const GEMINI_REASON: &str = "Print a marker to check that the shell works";
 
 /// Whether a Gemini request's history holds a `functionResponse`.
-pub(crate) fn has_function_response(body: &Value) -> bool {
+fn has_function_response(body: &Value) -> bool {
     body["contents"].as_array().is_some_and(|contents| {
         contents
             .iter()
@@ -629,9 +629,7 @@ pub(crate) fn has_function_response(body: &Value) -> bool {
 /// A Gemini model that calls `run_shell_command` with a reason (and the id `call_id`, when
 /// given), then answers in text once the history holds the call's response. A request without
 /// tools is Gemini CLI's routing classifier, answered as it asks.
-pub(crate) fn gemini_model(
-    call_id: Option<&'static str>,
-) -> impl Fn(&Received) -> Answer + Send + Sync {
+fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer + Send + Sync {
     move |request| {
         let path = path_of(request);
         if request.method != "POST" || !path.contains("/models/") {

@@ -13,10 +13,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::real_codex_gemini::{
-    codex_model, gemini_model, has_function_response, responses_requests, CODEX_CALL, CODEX_REASON,
-    GEMINI_REASON,
-};
+use crate::real_codex_gemini::{codex_model, responses_requests, CODEX_CALL, CODEX_REASON};
 use crate::real_more_agents::{
     model_for, Agent, SHARED_CALL_ID as CALL_ID, SHARED_KEY as KEY, SHARED_MARKER as MARKER,
     SHARED_PROMPT as PROMPT, SHARED_REASON as REASON,
@@ -28,7 +25,7 @@ use crate::util::real_parts::{
     QWEN_CODE,
 };
 use crate::util::sandbox::Sandbox;
-use crate::util::upstream::{declares_tools, Upstream};
+use crate::util::upstream::{declares_tools, Answer, Received, Upstream};
 use crate::util::{arg, read_reasons_log};
 
 /// How long one run may take (Kilo took 145 s on a loaded machine).
@@ -278,11 +275,54 @@ fn real_codex_runs_through_reasons_run() {
     settings.check();
 }
 
+/// The Gemini model's call: its id and reason.
+const GEMINI_CALL: &str = "gemini_call_1";
+const GEMINI_REASON: &str = "Print a marker to check that the shell works";
+
+/// Whether a Gemini request's history holds a `functionResponse`.
+fn has_function_response(body: &Value) -> bool {
+    body["contents"].as_array().is_some_and(|contents| {
+        contents
+            .iter()
+            .filter_map(|content| content["parts"].as_array())
+            .flatten()
+            .any(|part| part.get("functionResponse").is_some())
+    })
+}
+
+/// A Gemini model that calls `run_shell_command` with a reason, then answers in text once the
+/// history holds the call's response; a request without tools (Gemini CLI's routing) gets text.
+fn gemini_model(request: &Received) -> Answer {
+    let path = request.path.split('?').next().unwrap_or_default();
+    if request.method != "POST" || !path.contains("/models/") {
+        return Answer::Json(404, json!({"error": {"code": 404, "message": "Not found"}}));
+    }
+    let body = request.json();
+    let parts = if !declares_tools(&body) {
+        let verdict = json!({"complexity_reasoning": "One shell command.", "complexity_score": 10});
+        json!([{"text": verdict.to_string()}])
+    } else if has_function_response(&body) {
+        json!([{"text": "Done: the shell ran."}])
+    } else {
+        json!([{"functionCall": {"id": GEMINI_CALL, "name": "run_shell_command",
+            "args": {"command": "printf '%s-%s\\n' shell ran", "description": "Print a marker",
+                "reason": GEMINI_REASON}}}])
+    };
+    let answer = json!({"candidates": [{"content": {"role": "model", "parts": parts},
+        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}});
+    if path.ends_with(":streamGenerateContent") {
+        Answer::Events(vec![format!("data: {answer}\r\n\r\n").into_bytes()])
+    } else {
+        Answer::Json(200, answer)
+    }
+}
+
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_gemini_cli_runs_through_reasons_run() {
     let sandbox = Sandbox::new();
-    let upstream = Upstream::start(gemini_model(Some("gemini_call_1")));
+    let upstream = Upstream::start(gemini_model);
     let home = sandbox.path("home");
     // GOOGLE_GEMINI_BASE_URL makes Gemini CLI assume a gateway login: the settings name the key's.
     let settings = Untouched::write(&[(
@@ -310,7 +350,7 @@ fn real_gemini_cli_runs_through_reasons_run() {
         &outcome,
         &sandbox,
         "run_shell_command",
-        "gemini_call_1",
+        GEMINI_CALL,
         GEMINI_REASON,
     );
     let requests: Vec<Value> = upstream
