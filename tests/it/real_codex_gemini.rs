@@ -283,8 +283,8 @@ pub(crate) const CODEX_REASON: &str = "Print a marker to check that the shell wo
 pub(crate) const CODEX_CALL: &str = "call_reasons_1";
 /// The command's output differs from its text, so that finding it proves the command ran.
 const MARKER_COMMAND: &str = "printf '%s-%s\\n' shell ran";
-pub(crate) const MARKER: &str = "shell-ran";
-pub(crate) const FINAL: &str = "Done: the shell ran.";
+const MARKER: &str = "shell-ran";
+const FINAL: &str = "Done: the shell ran.";
 
 /// The Responses API requests of a run.
 pub(crate) fn responses_requests(upstream: &Upstream) -> Vec<Value> {
