@@ -22,9 +22,9 @@ mod real_agents;
 mod real_codex_gemini;
 #[cfg(unix)]
 mod real_more_agents;
-mod report;
 #[cfg(unix)]
 mod real_run;
+mod report;
 #[cfg(unix)]
 mod run;
 mod samples;

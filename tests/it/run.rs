@@ -661,3 +661,36 @@ fn cline_gets_a_copy_of_its_providers_pointed_at_the_gateway_gone_with_the_run()
     assert!(!std::path::Path::new(&copy).exists(), "{copy}");
     assert_eq!(std::fs::read_to_string(&providers).unwrap(), theirs);
 }
+
+#[test]
+fn a_base_url_in_claude_codes_settings_wins_over_the_environment_as_it_does_in_claude_code() {
+    let sandbox = Sandbox::new();
+    let agents = FakeAgents::new();
+    agents.add("claude", ASK_THE_GATEWAY);
+    let upstream = calling_model();
+    // The project's settings name the upstream; the environment names a place nothing serves.
+    let project = sandbox.path("work").join(".claude/settings.json");
+    std::fs::create_dir_all(project.parent().unwrap()).unwrap();
+    let settings =
+        json!({"env": {"ANTHROPIC_BASE_URL": format!("{}/team", upstream.url())}}).to_string();
+    std::fs::write(&project, &settings).unwrap();
+    let outcome = run_in(
+        &sandbox,
+        &agents,
+        &["claude"],
+        &[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/nowhere")],
+    );
+    assert!(outcome.status.success(), "{}", outcome.stderr);
+    let received = upstream.received();
+    assert_eq!(received.len(), 1, "{}", outcome.stderr);
+    assert_eq!(received[0].path, "/team/v1/messages");
+    let given: Value = serde_json::from_str(&agent_args(&sandbox)[1]).unwrap();
+    assert!(
+        given["env"]["ANTHROPIC_BASE_URL"]
+            .as_str()
+            .unwrap()
+            .ends_with("/team"),
+        "{given}"
+    );
+    assert_eq!(std::fs::read_to_string(&project).unwrap(), settings);
+}

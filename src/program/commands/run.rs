@@ -304,11 +304,10 @@ fn given_base_urls(agent: Agent, args: &mut [String]) -> anyhow::Result<Vec<Give
     let mut found: Vec<(&'static str, String, String)> = Vec::new();
     match agent {
         Agent::ClaudeCode => {
-            if let Some(url) = env("ANTHROPIC_BASE_URL") {
+            if let Some((url, from)) = claude_settings_base_url() {
+                found.push(("anthropic", url, from));
+            } else if let Some(url) = env("ANTHROPIC_BASE_URL") {
                 found.push(("anthropic", url, "ANTHROPIC_BASE_URL".into()));
-            } else if let Some(url) = claude_settings_base_url() {
-                let from = "~/.claude/settings.json env.ANTHROPIC_BASE_URL";
-                found.push(("anthropic", url, from.into()));
             }
         }
         Agent::Codex => {
@@ -409,13 +408,22 @@ fn claude_settings() -> Option<Value> {
     read_json(&home()?.join(".claude/settings.json"))
 }
 
-/// `env.ANTHROPIC_BASE_URL` in Claude Code's user settings, which Claude Code applies over its
-/// environment.
-fn claude_settings_base_url() -> Option<String> {
-    claude_settings()?["env"]["ANTHROPIC_BASE_URL"]
-        .as_str()
-        .filter(|url| !url.trim().is_empty())
-        .map(str::to_owned)
+/// `env.ANTHROPIC_BASE_URL` in Claude Code's settings files, which it applies over its
+/// environment: the local project's, the project's, then the user's, the first that sets it
+/// (`--settings`, which the run gives, comes before them all), and where it was found.
+fn claude_settings_base_url() -> Option<(String, String)> {
+    let mut files = vec![
+        PathBuf::from(".claude/settings.local.json"),
+        PathBuf::from(".claude/settings.json"),
+    ];
+    files.extend(home().map(|home| home.join(".claude/settings.json")));
+    files.into_iter().find_map(|file| {
+        let url = read_json(&file)?["env"]["ANTHROPIC_BASE_URL"]
+            .as_str()
+            .filter(|url| !url.trim().is_empty())?
+            .to_owned();
+        Some((url, format!("{} env.ANTHROPIC_BASE_URL", file.display())))
+    })
 }
 
 /// Whether an agent's settings already run `reasons hook AGENT` (installed by `reasons hook
