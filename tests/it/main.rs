@@ -22,11 +22,7 @@ mod real_agents;
 mod real_codex_gemini;
 #[cfg(unix)]
 mod real_more_agents;
-#[cfg(unix)]
-mod real_run;
 mod report;
-#[cfg(unix)]
-mod run;
 mod samples;
 mod stats;
 mod stores;
@@ -34,3 +30,9 @@ mod streamed_calls;
 mod tables;
 mod util;
 mod watch;
+
+// `reasons run`: with fake agents, and with the real ones.
+#[cfg(unix)]
+mod real_run;
+#[cfg(unix)]
+mod run;
