@@ -13,6 +13,7 @@ mod logs_to_read;
 mod proxy;
 mod relay;
 mod report;
+#[cfg(unix)]
 mod run;
 mod stats;
 mod watch;
@@ -25,7 +26,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use reasons::cli::{
-    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, RunAgent, StatsArgs,
+    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, StatsArgs,
 };
 use reasons::reasons_log;
 use reasons::record::Status;
@@ -87,16 +88,19 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             verbose: args.verbose,
             restore: !args.no_restore,
         }),
+        #[cfg(not(unix))]
+        Command::Run(_) => bail!("run: starts agents on Unix only (Linux, macOS)"),
+        #[cfg(unix)]
         Command::Run(args) => run::run(run::Options {
             agent: match args.agent {
-                RunAgent::Claude => run::Agent::ClaudeCode,
-                RunAgent::Codex => run::Agent::Codex,
-                RunAgent::Gemini => run::Agent::GeminiCli,
-                RunAgent::Opencode => run::Agent::OpenCode,
-                RunAgent::Kilo => run::Agent::Kilo,
-                RunAgent::Qwen => run::Agent::QwenCode,
-                RunAgent::Copilot => run::Agent::CopilotCli,
-                RunAgent::Cline => run::Agent::Cline,
+                cli::RunAgent::Claude => run::Agent::ClaudeCode,
+                cli::RunAgent::Codex => run::Agent::Codex,
+                cli::RunAgent::Gemini => run::Agent::GeminiCli,
+                cli::RunAgent::Opencode => run::Agent::OpenCode,
+                cli::RunAgent::Kilo => run::Agent::Kilo,
+                cli::RunAgent::Qwen => run::Agent::QwenCode,
+                cli::RunAgent::Copilot => run::Agent::CopilotCli,
+                cli::RunAgent::Cline => run::Agent::Cline,
             },
             program: args.program,
             listen: args.listen,
