@@ -11,7 +11,8 @@
 //! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
 //! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
 //! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
-//! - [`report_page`]: reading the page `reasons report` writes.
+//! - [`report_page`]: reading the page `reasons report` writes;
+//! - [`tmux`]: a program in a terminal of its own, and what its screen shows.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,8 @@ pub mod report_page;
 #[cfg(unix)]
 pub mod sandbox;
 pub mod stores;
+#[cfg(unix)]
+pub mod tmux;
 pub mod upstream;
 
 /// The crate's root, where `samples/` and `man/` live.
