@@ -12,9 +12,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::util::bounded::run_bounded_within;
+use crate::util::chat_model::{answered, one_call_model};
 use crate::util::claude_code::{scripted, tool_use, ClaudeCode, API_KEY, FINAL};
 use crate::util::gateway::Gateway;
-use crate::util::real_parts::{part, CLAUDE_CODE, MCP_SERVER_EVERYTHING};
+use crate::util::real_parts::{part, CLAUDE_CODE, COPILOT, COPILOT_CACHE, MCP_SERVER_EVERYTHING};
 use crate::util::sandbox::Sandbox;
 use crate::util::tmux::{keep_screen, quoted, Tmux};
 use crate::util::upstream::Upstream;
@@ -112,9 +114,12 @@ impl ClaudeCodeInTmux {
     /// The screen once the session answered its last turn: the scripted model's final text.
     #[track_caller]
     fn finished(&self) -> String {
-        self.tmux.screen_within("the last answer", STARTUP, |screen| {
-            screen.lines().any(|line| line.trim_start_matches(['●', ' ']) == FINAL)
-        })
+        self.tmux
+            .screen_within("the last answer", STARTUP, |screen| {
+                screen
+                    .lines()
+                    .any(|line| line.trim_start_matches(['●', ' ']) == FINAL)
+            })
     }
 
     /// What the hook printed for each call, as Claude Code's transcript recorded it.
@@ -179,7 +184,10 @@ fn real_claude_code_in_default_mode_shows_the_reason_inside_its_dialog() {
     let reason_at = dialog.find(&reason).unwrap_or_else(|| panic!("{dialog}"));
     assert!(dialog.contains(HOOK_ASKS), "{dialog}");
     let proceed_at = dialog.find(PROCEED).unwrap();
-    assert!(command_at < proceed_at && reason_at < proceed_at, "{dialog}");
+    assert!(
+        command_at < proceed_at && reason_at < proceed_at,
+        "{dialog}"
+    );
     // The person says yes; the call runs.
     claude.tmux.keys(&["Enter"]);
     claude.finished();
@@ -246,7 +254,9 @@ fn real_claude_code_in_accept_edits_mode_writes_without_a_dialog() {
     );
     let answers = claude.hook_answers();
     assert!(
-        answers.iter().all(|answer| answer["hookSpecificOutput"].is_null()),
+        answers
+            .iter()
+            .all(|answer| answer["hookSpecificOutput"].is_null()),
         "{answers:?}"
     );
 }
@@ -272,7 +282,9 @@ fn real_claude_code_in_auto_mode_shows_no_dialog() {
     assert!(!screen.contains(HOOK_ASKS), "{screen}");
     let answers = claude.hook_answers();
     assert!(
-        answers.iter().all(|answer| answer["hookSpecificOutput"].is_null()),
+        answers
+            .iter()
+            .all(|answer| answer["hookSpecificOutput"].is_null()),
         "{answers:?}"
     );
 }
@@ -309,6 +321,11 @@ fn real_claude_code_mcp_dialog_shows_the_reason_of_a_tool_behind_the_proxy() {
     );
     let dialog = claude.screen_showing("Claude Code's MCP dialog", PROCEED);
     keep_screen("claude-code-default-mcp", &dialog);
+    // The call still carries its reason: the dialog lists it among the arguments too.
+    assert!(
+        dialog.contains(&format!("reason: \"{ECHO_REASON}\"")),
+        "{dialog}"
+    );
     assert!(
         dialog.contains(&format!("Why (the model's claim): {ECHO_REASON}")),
         "{dialog}"
@@ -328,4 +345,122 @@ fn real_claude_code_headless_with_the_hook_runs_the_call_and_denies_nothing() {
         claude.hook_message("toolu_clean"),
         format!("model's reason for Bash: {CLEAN_REASON}")
     );
+}
+
+// ---- Copilot CLI ------------------------------------------------------------------------------
+
+const COPILOT_CALL: &str = "call_clean";
+const COPILOT_FINAL: &str = "Cleaned the build folder.";
+
+/// Copilot CLI's environment against `gateway` (an OpenAI provider, offline, no update).
+fn copilot_env(gateway: &Gateway) -> Vec<(&'static str, String)> {
+    vec![
+        ("COPILOT_OFFLINE", "true".to_owned()),
+        ("COPILOT_PROVIDER_TYPE", "openai".to_owned()),
+        (
+            "COPILOT_PROVIDER_BASE_URL",
+            format!("http://{}/v1", gateway.address),
+        ),
+        ("COPILOT_PROVIDER_API_KEY", "sk-test-not-a-key".to_owned()),
+        ("COPILOT_MODEL", "gpt-4.1".to_owned()),
+        ("COPILOT_AUTO_UPDATE", "false".to_owned()),
+        // Its 235 MB unpacked once by .ci/real-parts, not into the sandbox each run.
+        (
+            "COPILOT_PKG_CACHE_HOME",
+            part(COPILOT_CACHE).to_string_lossy().into_owned(),
+        ),
+    ]
+}
+
+/// A sandbox for Copilot CLI: its working folder a git repository, the hook installed by
+/// `reasons hook install copilot-cli`; and the gateway in front of a model that cleans the build
+/// folder with a reason.
+fn copilot_setup() -> (Sandbox, Upstream, Gateway) {
+    let upstream = Upstream::start(one_call_model(
+        COPILOT_CALL,
+        "bash",
+        json!({"command": "rm -rf build && mkdir build", "description": "Clean the build folder",
+            "reason": CLEAN_REASON}),
+        COPILOT_FINAL,
+    ));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let sandbox = Sandbox::new();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(sandbox.path("work"))
+        .status()
+        .expect("git runs");
+    assert!(git.success());
+    install_hook(
+        "copilot-cli",
+        &[("HOME", &sandbox.path("home"))],
+        &gateway.log,
+    );
+    (sandbox, upstream, gateway)
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (Copilot CLI, tmux)"]
+fn real_copilot_cli_shows_the_reason_inside_its_dialog() {
+    let (sandbox, _upstream, gateway) = copilot_setup();
+    let script = script(
+        &sandbox,
+        &copilot_env(&gateway),
+        &part(COPILOT),
+        &["-i", "Clean the build folder"],
+    );
+    let tmux = Tmux::start(&format!("bash {}", quoted(script)), 140, 45);
+    // Its own first question: whether to trust the folder.
+    tmux.screen_within("the folder trust dialog", STARTUP, |screen| {
+        screen.contains("Do you trust the files in this folder?")
+    });
+    tmux.keys(&["Enter"]);
+    let dialog = tmux.screen_within("the hook's dialog", STARTUP, |screen| {
+        screen.contains("Hook permission request")
+    });
+    keep_screen("copilot-cli-dialog", &dialog);
+    let reason_at = dialog
+        .find(&format!("Why (the model's claim): {CLEAN_REASON}"))
+        .unwrap_or_else(|| panic!("{dialog}"));
+    let command_at = dialog.find("rm -rf build && mkdir build").expect(&dialog);
+    assert!(
+        reason_at < command_at,
+        "the reason, then the call: {dialog}"
+    );
+    tmux.keys(&["Enter"]);
+    let screen = tmux.screen_within("the last answer", STARTUP, |screen| {
+        screen.contains(COPILOT_FINAL)
+    });
+    keep_screen("copilot-cli-after", &screen);
+    assert!(sandbox.path("work/build").is_dir());
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (Copilot CLI)"]
+fn real_copilot_cli_headless_with_the_hook_runs_the_call_and_denies_nothing() {
+    let (sandbox, upstream, gateway) = copilot_setup();
+    let mut command = std::process::Command::new(part(COPILOT));
+    command.args([
+        "-p",
+        "Clean the build folder",
+        "--allow-all-tools",
+        "--no-auto-update",
+    ]);
+    sandbox.apply(&mut command);
+    command
+        .envs(copilot_env(&gateway))
+        .current_dir(sandbox.path("work"));
+    let output = run_bounded_within(command, Duration::from_secs(300));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains(COPILOT_FINAL), "{stdout}\n{stderr}");
+    assert!(!stdout.to_lowercase().contains("denied"), "{stdout}");
+    assert!(sandbox.path("work/build").is_dir(), "{stdout}\n{stderr}");
+    // The call's result, not a refusal, went back to the model.
+    let answered = upstream
+        .received()
+        .iter()
+        .any(|request| answered(&request.json(), COPILOT_CALL));
+    assert!(answered);
 }

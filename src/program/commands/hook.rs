@@ -498,20 +498,30 @@ mod tests {
     }
 
     fn copilot_event(arguments: Value) -> String {
-        json!({"timestamp": 1_764_000_000_000_u64, "cwd": "/w", "toolName": "bash",
-            "toolArgs": arguments.to_string()})
+        json!({"sessionId": "s1", "timestamp": 1_764_000_000_000_u64, "cwd": "/w",
+            "toolName": "bash", "toolArgs": arguments})
         .to_string()
+    }
+
+    /// A HOME whose Copilot CLI session `s1` has approved nothing beyond single calls.
+    fn copilot_home() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join(".copilot/session-state/s1");
+        std::fs::create_dir_all(&session).unwrap();
+        std::fs::write(session.join("events.jsonl"), "").unwrap();
+        dir
     }
 
     #[test]
     fn copilot_cli_asks_with_the_reason_in_its_own_schema() {
         let input = copilot_event(json!({"command": "rm -rf b", "reason": "Clean\u{1b}[2J"}));
+        let home = copilot_home();
         let out = answered(
             Agent::CopilotCli,
             Placement::InPrompt,
             &input,
             None,
-            attended(Path::new("/nonexistent"), "copilot"),
+            attended(home.path(), "copilot"),
         );
         assert_eq!(
             serde_json::from_str::<Value>(&out).unwrap(),
@@ -535,7 +545,7 @@ mod tests {
 
     #[test]
     fn copilot_cli_finds_a_stripped_reason_by_what_the_call_touched() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = copilot_home();
         let path = dir.path().join("reasons.jsonl");
         logged(&path, "bash", None, "Rebuild", json!({"command": "make"}));
         let input = copilot_event(json!({"command": "make", "description": "Build"}));

@@ -113,10 +113,11 @@ impl Agent {
         match (self, placement) {
             (Agent::ClaudeCode, Placement::InPrompt) => {
                 "Claude Code shows the model's reason inside its permission dialog (\"Why (the \
-                 model's claim): ...\") wherever it would ask you anyway; that dialog offers Yes \
-                 or No only, no \"don't ask again\". Where it runs a call without asking (auto \
-                 mode, calls your settings allow, read-only commands, claude -p) the reason is \
-                 shown beside the call, as with --after."
+                 model's claim): ...\") wherever it would ask you anyway; for a command that \
+                 dialog offers Yes or No only, no \"don't ask again\" (add a permissions.allow \
+                 rule for that). Where it runs a call without asking (auto mode, calls your \
+                 settings allow, read-only commands, claude -p) the reason is shown beside the \
+                 call, as with --after."
             }
             (Agent::ClaudeCode, Placement::After) => {
                 "Claude Code shows the model's reason beside the call, once it has run: after \

@@ -8,6 +8,7 @@
 //! - [`gateway`]: a running `reasons gateway` in front of it;
 //! - [`real_parts`]: where the real third-party parts are (the agents, the SDKs, chromium);
 //! - [`bounded`]: running a program with a deadline, as every real part is;
+//! - [`chat_model`]: a scripted Chat Completions model that makes one call;
 //! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
 //! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
 //! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 #[cfg(unix)]
 pub mod bounded;
+pub mod chat_model;
 #[cfg(unix)]
 pub mod claude_code;
 pub mod gateway;
