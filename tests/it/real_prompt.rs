@@ -96,7 +96,7 @@ impl ClaudeCodeInTmux {
         let mut all_args = args.to_vec();
         all_args.push(prompt);
         let script = script(&sandbox, &env, &part(CLAUDE_CODE), &all_args);
-        let tmux = Tmux::start(&format!("bash {}", quoted(script)), 160, 40);
+        let tmux = Tmux::start(&format!("bash {}", quoted(script)), 110, 36);
         ClaudeCodeInTmux { sandbox, tmux }
     }
 
