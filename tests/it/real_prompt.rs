@@ -16,7 +16,10 @@ use crate::util::bounded::run_bounded_within;
 use crate::util::chat_model::{answered, one_call_model};
 use crate::util::claude_code::{scripted, tool_use, ClaudeCode, API_KEY, FINAL};
 use crate::util::gateway::Gateway;
-use crate::util::real_parts::{part, CLAUDE_CODE, COPILOT, COPILOT_CACHE, MCP_SERVER_EVERYTHING};
+use crate::util::gemini_model::one_shell_call_model;
+use crate::util::real_parts::{
+    part, CLAUDE_CODE, COPILOT, COPILOT_CACHE, GEMINI_CLI, MCP_SERVER_EVERYTHING,
+};
 use crate::util::sandbox::Sandbox;
 use crate::util::tmux::{keep_screen, quoted, Tmux};
 use crate::util::upstream::Upstream;
@@ -463,4 +466,82 @@ fn real_copilot_cli_headless_with_the_hook_runs_the_call_and_denies_nothing() {
         .iter()
         .any(|request| answered(&request.json(), COPILOT_CALL));
     assert!(answered);
+}
+
+// ---- Gemini CLI -------------------------------------------------------------------------------
+
+const GEMINI_REASON: &str = "Make the build folder the release script writes into";
+const GEMINI_FINAL: &str = "Made the build folder.";
+
+/// Gemini CLI in tmux, interactive, started with a prompt and `args`, the hook installed by
+/// `reasons hook install gemini-cli`, against a model that makes one shell call with a reason.
+fn gemini_in_tmux(args: &[&str]) -> (Sandbox, Tmux, Upstream, Gateway) {
+    let upstream = Upstream::start(one_shell_call_model(
+        "mkdir build",
+        "Make the build folder",
+        GEMINI_REASON,
+        Some("gc_build"),
+        GEMINI_FINAL,
+    ));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let sandbox = Sandbox::new();
+    let home = sandbox.path("home");
+    std::fs::create_dir(home.join(".gemini")).unwrap();
+    // The API key's auth (the base URL alone implies another), no folder trust to answer.
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        json!({"security": {"auth": {"selectedType": "gemini-api-key"},
+            "folderTrust": {"enabled": false}}})
+        .to_string(),
+    )
+    .unwrap();
+    install_hook("gemini-cli", &[("HOME", &home)], &gateway.log);
+    let env = [
+        (
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://{}", gateway.address),
+        ),
+        ("GEMINI_API_KEY", "test-not-a-key".to_owned()),
+        ("GEMINI_CLI_NO_RELAUNCH", "true".to_owned()),
+    ];
+    // A named model: the default "Auto" first asks a routing model the script does not play.
+    let mut all_args = vec!["-m", "gemini-2.5-flash"];
+    all_args.extend_from_slice(args);
+    all_args.extend(["-i", "Make the build folder"]);
+    let script = script(&sandbox, &env, &part(GEMINI_CLI), &all_args);
+    let tmux = Tmux::start(&format!("bash {}", quoted(script)), 120, 40);
+    (sandbox, tmux, upstream, gateway)
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (Gemini CLI, tmux)"]
+fn real_gemini_cli_shows_the_reason_right_above_its_dialog_while_it_asks() {
+    let (sandbox, tmux, _upstream, _gateway) = gemini_in_tmux(&[]);
+    let message = format!("model's reason for run_shell_command: {GEMINI_REASON}");
+    let dialog = tmux.screen_within("Gemini CLI's dialog with the reason", STARTUP, |screen| {
+        screen.contains(&message) && screen.contains("Allow execution")
+    });
+    keep_screen("gemini-cli-dialog", &dialog);
+    assert!(
+        dialog.find(&message) < dialog.find("Allow execution"),
+        "{dialog}"
+    );
+    tmux.keys(&["Enter"]);
+    let screen = tmux.screen_within("the last answer", STARTUP, |screen| {
+        screen.contains(GEMINI_FINAL)
+    });
+    keep_screen("gemini-cli-after", &screen);
+    assert!(sandbox.path("work/build").is_dir());
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts (Gemini CLI, tmux)"]
+fn real_gemini_cli_with_yolo_asks_nothing() {
+    let (sandbox, tmux, _upstream, _gateway) = gemini_in_tmux(&["--yolo"]);
+    let screen = tmux.screen_within("the last answer", STARTUP, |screen| {
+        screen.contains(GEMINI_FINAL)
+    });
+    keep_screen("gemini-cli-yolo", &screen);
+    assert!(!screen.contains("Allow execution"), "{screen}");
+    assert!(sandbox.path("work/build").is_dir());
 }

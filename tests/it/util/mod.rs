@@ -5,6 +5,7 @@
 //!   behaviour ([`reasons`], [`run`], [`Run`]), the records of `--format jsonl`
 //!   ([`records`], [`extract_records`]), reasons logs, small log files, and waiting for files;
 //! - [`upstream`]: the scripted model API on loopback, and a small HTTP client;
+//! - [`gemini_model`]: a scripted Gemini API model that makes one shell call;
 //! - [`gateway`]: a running `reasons gateway` in front of it;
 //! - [`real_parts`]: where the real third-party parts are (the agents, the SDKs, chromium);
 //! - [`bounded`]: running a program with a deadline, as every real part is;
@@ -27,6 +28,7 @@ pub mod chat_model;
 #[cfg(unix)]
 pub mod claude_code;
 pub mod gateway;
+pub mod gemini_model;
 pub mod real_parts;
 pub mod report_page;
 #[cfg(unix)]
