@@ -240,6 +240,7 @@ mod tests {
             env,
             agent_command_line: Some(vec![agent.to_owned()]),
             agent_on_terminal: true,
+            managed_settings: None,
         }
     }
 

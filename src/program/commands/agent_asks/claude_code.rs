@@ -298,10 +298,23 @@ impl Rules {
     }
 }
 
-/// The settings files Claude Code reads rules from: managed, user, and each project's shared and
-/// local ones.
+/// The settings files Claude Code reads rules from: managed (`managed-settings.json` and the
+/// drop-in folder `managed-settings.d/*.json`), user, and each project's shared and local ones.
 fn settings_files(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
-    let mut files = vec![PathBuf::from("/etc/claude-code/managed-settings.json")];
+    let mut files = Vec::new();
+    if let Some(managed) = &around.managed_settings {
+        files.push(managed.join("managed-settings.json"));
+        let drop_ins = std::fs::read_dir(managed.join("managed-settings.d"));
+        let mut drop_ins: Vec<PathBuf> = drop_ins
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+            .collect();
+        drop_ins.sort();
+        files.extend(drop_ins);
+    }
     match around.var("CLAUDE_CONFIG_DIR") {
         Some(dir) => files.push(Path::new(dir).join("settings.json")),
         None => files.extend(around.home().map(|home| home.join(".claude/settings.json"))),
@@ -374,6 +387,7 @@ mod tests {
             env,
             agent_command_line: Some(line.iter().map(|word| word.to_string()).collect()),
             agent_on_terminal: true,
+            managed_settings: Some(dir.join("etc")),
         }
     }
 
@@ -632,6 +646,25 @@ mod tests {
         assert!(!would_ask(&call, &around));
         let missing = attended_in(dir.path(), &["claude", "--settings", "/nowhere.json"]);
         assert!(!would_ask(&call, &missing));
+    }
+
+    #[test]
+    fn the_machine_s_managed_settings_count_their_drop_ins_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let around = attended_in(dir.path(), &["claude"]);
+        let call = bash(dir.path(), "default", "make all");
+        assert!(would_ask(&call, &around));
+        write(
+            &dir.path().join("etc/managed-settings.d/50-build.json"),
+            json!({"permissions": {"allow": ["Bash(make:*)"]}}),
+        );
+        assert!(!would_ask(&call, &around));
+        std::fs::remove_dir_all(dir.path().join("etc")).unwrap();
+        write(
+            &dir.path().join("etc/managed-settings.json"),
+            json!({"permissions": {"deny": ["Bash(make:*)"]}}),
+        );
+        assert!(!would_ask(&call, &around));
     }
 
     #[test]

@@ -196,6 +196,7 @@ mod tests {
                 env: [("HOME".to_owned(), home)].into_iter().collect(),
                 agent_command_line: Some(line.iter().map(|word| word.to_string()).collect()),
                 agent_on_terminal: true,
+                managed_settings: None,
             }
         }
     }

@@ -27,6 +27,8 @@ pub struct Surroundings {
     pub agent_command_line: Option<Vec<String>>,
     /// Whether the agent's process reads from or writes to a terminal.
     pub agent_on_terminal: bool,
+    /// The folder of the machine's managed settings (Claude Code's `/etc/claude-code`).
+    pub managed_settings: Option<PathBuf>,
 }
 
 impl Surroundings {
@@ -39,6 +41,7 @@ impl Surroundings {
             env,
             agent_command_line: agent.as_ref().map(|(_, line)| line.clone()),
             agent_on_terminal: agent.is_some_and(|(pid, _)| on_terminal(pid)),
+            managed_settings: Some(PathBuf::from("/etc/claude-code")),
         }
     }
 
