@@ -125,8 +125,9 @@ impl Agent {
             }
             (Agent::CopilotCli, Placement::InPrompt) => {
                 "Copilot CLI shows the model's reason inside its \"Hook permission request\" \
-                 dialog wherever it would ask you anyway (Yes or No). Elsewhere it shows nothing \
-                 of the hook's: `reasons watch` shows every call."
+                 dialog wherever it would ask you anyway; that dialog offers Yes or No only, in \
+                 place of its own \"don't ask again\" choices. Elsewhere it shows nothing of the \
+                 hook's: `reasons watch` shows every call."
             }
             (Agent::CopilotCli, Placement::After) => {
                 "Copilot CLI shows a hook's text only inside its dialog: with --after it shows \
