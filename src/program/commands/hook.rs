@@ -68,11 +68,6 @@ impl Agent {
             Agent::CopilotCli => None,
         }
     }
-
-    /// Whether the agent's dialog can hold a hook's text.
-    fn has_prompt(self) -> bool {
-        matches!(self, Agent::ClaudeCode | Agent::CopilotCli)
-    }
 }
 
 /// What the hook answers.
@@ -136,7 +131,6 @@ fn answer(
     // the tool's name can drive the terminal the agent shows it on.
     let reason = visible(reason.trim());
     let asks = placement == Placement::InPrompt
-        && agent.has_prompt()
         && match agent {
             Agent::ClaudeCode => agent_asks::claude_code::would_ask(&hook, &surroundings()),
             Agent::CopilotCli => agent_asks::copilot_cli::would_ask(&hook, &surroundings()),
@@ -160,11 +154,7 @@ fn reason<'a>(agent: Agent, hook: &'a Value, log: Option<&Path>) -> Option<(&'a 
     }
     if agent == Agent::CopilotCli {
         let tool = hook.get("toolName")?.as_str()?;
-        // Its command hooks get the arguments as JSON text; its SDK as an object.
-        let arguments = match hook.get("toolArgs")? {
-            Value::String(text) => serde_json::from_str(text).ok()?,
-            arguments => arguments.clone(),
-        };
+        let arguments = agent_asks::copilot_cli::arguments(hook)?;
         return Some((tool, reason_by_touched(tool, &arguments, log)?));
     }
     let tool = hook.get("tool_name")?.as_str()?;

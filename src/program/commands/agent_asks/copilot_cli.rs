@@ -65,18 +65,22 @@ fn nothing_approved_beforehand(around: &Surroundings) -> bool {
         ])
 }
 
+/// A `preToolUse` event's tool arguments: an object (1.0.102's command hooks), or the JSON
+/// text its documentation describes.
+pub fn arguments(event: &Value) -> Option<Value> {
+    match event.get("toolArgs")? {
+        Value::String(text) => serde_json::from_str(text).ok(),
+        arguments => Some(arguments.clone()),
+    }
+}
+
 /// The command of a shell call; `None` for any other tool.
 fn shell_command(event: &Value) -> Option<String> {
     let tool = event.get("toolName")?.as_str()?;
     if !matches!(tool, "bash" | "powershell") {
         return None;
     }
-    // The arguments are an object in its command hooks, JSON text in some of its versions.
-    let arguments = match event.get("toolArgs")? {
-        Value::String(text) => serde_json::from_str(text).ok()?,
-        arguments => arguments.clone(),
-    };
-    Some(arguments.get("command")?.as_str()?.to_owned())
+    Some(arguments(event)?.get("command")?.as_str()?.to_owned())
 }
 
 /// Copilot CLI's own folder: `$COPILOT_HOME`, else `~/.copilot`.
