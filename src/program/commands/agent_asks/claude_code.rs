@@ -64,21 +64,19 @@ fn would_ask_in_session(event: &Value, around: &Surroundings) -> Option<bool> {
         tool,
         command: input.get("command").and_then(Value::as_str),
     };
-    let asks_by_mode = match (mode, Tool::of(tool)) {
-        (_, Tool::Bash) => {
-            let command = call.command?;
-            {
-                let file_commands: &[&str] = if mode == "acceptEdits" {
-                    ACCEPT_EDITS_PROGRAMS
-                } else {
-                    &[]
-                };
-                !shell::only_reads(command, file_commands)
-            }
+    let accept_edits = mode == "acceptEdits";
+    let asks_by_mode = match Tool::of(tool) {
+        Tool::Bash => {
+            let file_commands: &[&str] = if accept_edits {
+                ACCEPT_EDITS_PROGRAMS
+            } else {
+                &[]
+            };
+            !shell::only_reads(call.command?, file_commands)
         }
-        (_, Tool::Edit) => mode != "acceptEdits",
-        (_, Tool::Mcp) => true,
-        (_, Tool::Other) => false,
+        Tool::Edit => !accept_edits,
+        Tool::Mcp => true,
+        Tool::Other => false,
     };
     let rules = Rules::read(event, around)?;
     if rules.sandboxed && Tool::of(tool) == Tool::Bash {
