@@ -93,14 +93,17 @@ pub enum Command {
     Gateway(GatewayArgs),
     /// Show the model's reason for a call in an agent's own interface.
     ///
-    /// `reasons hook claude-code`, `reasons hook codex` (both `PreToolUse`) and `reasons hook
-    /// gemini-cli` (`BeforeTool`) are hook commands: each reads its agent's hook JSON on stdin,
-    /// finds the call's reason (in its input, else in the reasons log under the call's id, or for
-    /// Gemini CLI, which sends none, by what the call touched) and prints it as a
-    /// `systemMessage` for the person to read beside the call. A hook never decides anything
-    /// about the call, and never gets in the way: with no reason, bad input or any error it
-    /// prints nothing and exits 0. `reasons hook install AGENT` writes the hook into the agent's
-    /// user settings; `reasons hook uninstall AGENT` takes it out again.
+    /// `reasons hook claude-code`, `reasons hook codex` (both `PreToolUse`), `reasons hook
+    /// gemini-cli` (`BeforeTool`) and `reasons hook copilot-cli` (`preToolUse`) are hook commands:
+    /// each reads its agent's hook JSON on stdin and finds the call's reason (in its input, else in
+    /// the reasons log under the call's id, or for Gemini CLI and Copilot CLI, which send none, by
+    /// what the call touched). Claude Code and Copilot CLI get it inside their approval dialog
+    /// ("Why (the model's claim): …"), as the agent's own "ask", only where the agent would have
+    /// asked the person anyway, in an attended interactive session; elsewhere, and with --after,
+    /// Claude Code, Codex and Gemini CLI get it as a `systemMessage` beside the call. The reason
+    /// never decides anything, and a hook never gets in the way: with no reason, bad input or any
+    /// error it prints nothing and exits 0. `reasons hook install AGENT` writes the hook into the
+    /// agent's user settings; `reasons hook uninstall AGENT` takes it out again.
     Hook(HookArgs),
     /// Follow a running agent: each call as it arrives, what it touched, and the model's reason.
     ///
@@ -501,12 +504,15 @@ pub enum HookCommand {
     Codex(HookRunArgs),
     /// Gemini CLI's `BeforeTool` hook.
     GeminiCli(HookRunArgs),
+    /// GitHub Copilot CLI's `preToolUse` hook.
+    CopilotCli(HookRunArgs),
     /// Write the hook into an agent's user settings, keeping everything else there.
     ///
     /// Claude Code: ~/.claude/settings.json; Codex: $CODEX_HOME/hooks.json (~/.codex without
-    /// CODEX_HOME); Gemini CLI: ~/.gemini/settings.json. The file and its folder are created
-    /// when missing; installing twice is installing once. The hook command is this binary's
-    /// absolute path, with the --reasons-log given here.
+    /// CODEX_HOME); Gemini CLI: ~/.gemini/settings.json; Copilot CLI:
+    /// $COPILOT_HOME/hooks/reasons.json (~/.copilot without COPILOT_HOME). The file and its
+    /// folder are created when missing; installing twice is installing once. The hook command is
+    /// this binary's absolute path, with the --reasons-log and --after given here.
     Install(HookInstallArgs),
     /// Take the hook out of an agent's user settings, keeping everything else there.
     Uninstall(HookUninstallArgs),
@@ -518,6 +524,10 @@ pub struct HookRunArgs {
     /// The reasons log to look in [default: $REASONS_LOG, else the gateway's default log].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
+
+    /// Show the reason beside the call only, never inside the agent's approval dialog.
+    #[arg(long)]
+    pub after: bool,
 }
 
 /// Options of `reasons hook install`.
@@ -534,6 +544,11 @@ pub struct HookInstallArgs {
     /// The reasons log the installed hook looks in [default: the hook's own default].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
+
+    /// Install the hook that shows the reason beside the call only, never inside the agent's
+    /// approval dialog (Claude Code, Copilot CLI) [default: inside it, where the agent asks].
+    #[arg(long)]
+    pub after: bool,
 }
 
 /// Options of `reasons hook uninstall`.
@@ -557,6 +572,8 @@ pub enum HookAgent {
     Codex,
     /// Gemini CLI (`BeforeTool`).
     GeminiCli,
+    /// GitHub Copilot CLI (`preToolUse`).
+    CopilotCli,
 }
 
 /// Options of `reasons watch`.

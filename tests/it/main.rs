@@ -22,6 +22,8 @@ mod real_agents;
 mod real_codex_gemini;
 #[cfg(unix)]
 mod real_more_agents;
+#[cfg(unix)]
+mod real_prompt;
 mod report;
 mod samples;
 mod stats;

@@ -14,10 +14,13 @@ use serde_json::{json, Value};
 use crate::util::bounded::run_bounded;
 use crate::util::claude_code::{bash_call, scripted, ClaudeCode, BASH_ID, BASH_REASON};
 use crate::util::gateway::Gateway;
+use crate::util::gemini_model::{
+    gemini_answer, gemini_events, has_function_response, one_shell_call_model,
+};
 use crate::util::real_parts::{part, python_script, CODEX, GEMINI_CLI};
 use crate::util::sandbox::Sandbox;
 use crate::util::upstream::{
-    chat_chunks, chat_completion, declares_tools, responses_events, Answer, Received, Upstream,
+    chat_chunks, chat_completion, responses_events, Answer, Received, Upstream,
 };
 use crate::util::{
     arg, extract_records, install_hook, installed_binary, only_file, read_reasons_log,
@@ -70,22 +73,6 @@ fn responses_message_events(text: &str) -> Vec<Vec<u8>> {
                     "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
                     "total_tokens": 15}}})),
     ]
-}
-
-/// A Gemini answer: one candidate with these parts.
-fn gemini_answer(parts: Value) -> Value {
-    json!({"candidates": [{"content": {"role": "model", "parts": parts},
-        "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-        "modelVersion": "scripted", "responseId": "resp_test"})
-}
-
-/// A Gemini stream of these chunks, as the API sends them (`\r\n` line ends).
-fn gemini_events(chunks: &[Value]) -> Vec<Vec<u8>> {
-    chunks
-        .iter()
-        .map(|chunk| format!("data: {chunk}\r\n\r\n").into_bytes())
-        .collect()
 }
 
 /// The arguments string of a call, parsed.
@@ -615,49 +602,16 @@ fn real_codex_accepts_the_reason_with_no_strip_and_its_rollout_keeps_it() {
 
 const GEMINI_REASON: &str = "Print a marker to check that the shell works";
 
-/// Whether a Gemini request's history holds a `functionResponse`.
-fn has_function_response(body: &Value) -> bool {
-    body["contents"].as_array().is_some_and(|contents| {
-        contents
-            .iter()
-            .filter_map(|content| content["parts"].as_array())
-            .flatten()
-            .any(|part| part.get("functionResponse").is_some())
-    })
-}
-
-/// A Gemini model that calls `run_shell_command` with a reason (and the id `call_id`, when
-/// given), then answers in text once the history holds the call's response. A request without
-/// tools is Gemini CLI's routing classifier, answered as it asks.
+/// A Gemini model that calls `run_shell_command` with the marker command and its reason (and
+/// the id `call_id`, when given), then answers in text.
 fn gemini_model(call_id: Option<&'static str>) -> impl Fn(&Received) -> Answer + Send + Sync {
-    move |request| {
-        let path = path_of(request);
-        if request.method != "POST" || !path.contains("/models/") {
-            return not_found();
-        }
-        let body = request.json();
-        let has_tools = declares_tools(&body);
-        let answer = if !has_tools {
-            let verdict = json!({"complexity_reasoning": "A one-line shell command.",
-                "complexity_score": 10});
-            gemini_answer(json!([{"text": verdict.to_string()}]))
-        } else if has_function_response(&body) {
-            gemini_answer(json!([{"text": FINAL}]))
-        } else {
-            let mut call = json!({"name": "run_shell_command",
-                "args": {"command": MARKER_COMMAND, "description": "Print a marker",
-                    "reason": GEMINI_REASON}});
-            if let Some(id) = call_id {
-                call["id"] = json!(id);
-            }
-            gemini_answer(json!([{"functionCall": call}]))
-        };
-        if path.ends_with(":streamGenerateContent") {
-            Answer::Events(gemini_events(&[answer]))
-        } else {
-            Answer::Json(200, answer)
-        }
-    }
+    one_shell_call_model(
+        MARKER_COMMAND,
+        "Print a marker",
+        GEMINI_REASON,
+        call_id,
+        FINAL,
+    )
 }
 
 /// A `gemini -p` run: its own HOME and working folder, the gateway as its API.

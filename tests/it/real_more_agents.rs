@@ -17,14 +17,13 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::util::bounded::run_bounded_within;
+use crate::util::chat_model::{answered, one_call_model};
 use crate::util::gateway::Gateway;
 use crate::util::real_parts::{
     part, CLINE, COPILOT, COPILOT_CACHE, KILO, NPM_CACHE, OPENCODE, QWEN_CODE,
 };
 use crate::util::sandbox::Sandbox;
-use crate::util::upstream::{
-    chat_chunks, chat_completion, declares_tools, Answer, Received, Upstream,
-};
+use crate::util::upstream::{Answer, Received, Upstream};
 use crate::util::{arg, extract_records_and_warnings, read_reasons_log};
 
 const CALL_ID: &str = "call_reasons_1";
@@ -42,79 +41,12 @@ const AGENT_LIMIT: Duration = Duration::from_secs(300);
 
 // ---- the scripted model -----------------------------------------------------------------------
 
-/// A Chat Completions answer that ends the turn with `text`, streamed or whole as asked.
-fn text_answer(text: &str, stream: bool) -> Answer {
-    let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
-    if !stream {
-        return Answer::Json(
-            200,
-            json!({"id": "chatcmpl-text", "object": "chat.completion", "created": 1,
-                "model": "scripted", "choices": [{"index": 0, "message": {"role": "assistant",
-                "content": text}, "finish_reason": "stop"}], "usage": usage}),
-        );
-    }
-    let chunk = |choices: Value, usage: Value| {
-        let data = json!({"id": "chatcmpl-text", "object": "chat.completion.chunk", "created": 1,
-            "model": "scripted", "choices": choices, "usage": usage});
-        format!("data: {data}\n\n").into_bytes()
-    };
-    Answer::Events(vec![
-        chunk(
-            json!([{"index": 0, "delta": {"role": "assistant", "content": text},
-                "finish_reason": null}]),
-            Value::Null,
-        ),
-        chunk(
-            json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
-            Value::Null,
-        ),
-        chunk(json!([]), usage),
-        b"data: [DONE]\n\n".to_vec(),
-    ])
-}
-
-/// Whether a Chat request's history holds the result of the shell call.
-fn answered(body: &Value) -> bool {
-    body["messages"].as_array().is_some_and(|messages| {
-        messages
-            .iter()
-            .any(|message| message["role"] == "tool" && message["tool_call_id"] == CALL_ID)
-    })
-}
-
 /// A model that calls `tool` with `arguments` and the reason, then ends the turn once the
-/// history holds that call's result. A request without tools (a title, a summary) gets text;
-/// the model list, asked by some agents, names one model.
+/// history holds that call's result.
 fn shell_model(tool: &'static str, arguments: Value) -> impl Fn(&Received) -> Answer + Send + Sync {
-    move |request| {
-        let path = request.path.split('?').next().unwrap_or_default();
-        if request.method == "GET" && path.ends_with("/models") {
-            return Answer::Json(
-                200,
-                json!({"object": "list", "data": [{"id": "gpt-4.1", "object": "model"}]}),
-            );
-        }
-        if request.method != "POST" || !path.ends_with("/chat/completions") {
-            return Answer::Json(404, json!({"error": {"message": "Not found"}}));
-        }
-        let body = request.json();
-        let stream = body["stream"] == true;
-        let has_tools = declares_tools(&body);
-        if !has_tools {
-            return text_answer("Marker", stream);
-        }
-        if answered(&body) {
-            return text_answer(FINAL, stream);
-        }
-        let mut arguments = arguments.clone();
-        arguments["reason"] = json!(REASON);
-        let calls = [(CALL_ID, tool, arguments)];
-        if stream {
-            Answer::Events(chat_chunks(&calls))
-        } else {
-            Answer::Json(200, chat_completion(&calls))
-        }
-    }
+    let mut arguments = arguments;
+    arguments["reason"] = json!(REASON);
+    one_call_model(CALL_ID, tool, arguments, FINAL)
 }
 
 // ---- the agents -------------------------------------------------------------------------------
@@ -495,7 +427,7 @@ fn agent_session(agent: Agent, strip: bool) {
         "{shell}"
     );
     assert!(
-        requests.iter().any(answered),
+        requests.iter().any(|body| answered(body, CALL_ID)),
         "{agent:?} never sent the call's result: {requests:#?}"
     );
     assert!(run.stdout.contains(FINAL), "{agent:?}: {}", run.stdout);

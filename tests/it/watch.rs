@@ -252,7 +252,7 @@ fn reasons_log_names_the_log_watch_and_the_hooks_read() {
 fn a_hook_given_garbage_prints_nothing_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none.jsonl");
-    for agent in ["claude-code", "codex", "gemini-cli"] {
+    for agent in ["claude-code", "codex", "gemini-cli", "copilot-cli"] {
         for input in [
             &b""[..],
             b"not json",
@@ -260,6 +260,8 @@ fn a_hook_given_garbage_prints_nothing_and_exits_0() {
             b"[]",
             br#"{"hook_event_name":"SessionStart"}"#,
             br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"x"}"#,
+            br#"{"toolName":"bash","toolArgs":"{\"command\":\"rm -rf b\"}"}"#,
+            br#"{"toolName":"bash","toolArgs":"not json"}"#,
         ] {
             let out = run_with_stdin(&["hook", agent, "--reasons-log", arg(&missing)], input);
             assert_eq!(
@@ -302,6 +304,7 @@ fn install(args: &[&str], home: &Path) -> crate::util::Run {
         .env("HOME", home)
         .env("CODEX_HOME", home.join("codex-home"))
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("COPILOT_HOME")
         .output()
         .unwrap()
         .into()
@@ -416,6 +419,103 @@ fn hook_install_keeps_every_other_setting_and_twice_is_once_and_uninstall_undoes
 }
 
 #[test]
+fn hook_install_puts_the_reason_in_the_prompt_by_default_and_says_what_the_person_will_see() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(".claude/settings.json");
+    let command = |after: &str| format!("{} hook claude-code{after}", installed_binary().display());
+    let prompt = install(&["install", "claude-code"], home.path());
+    assert_eq!(prompt.code, 0, "{}", prompt.stderr);
+    assert!(
+        prompt.stdout.contains("inside its permission dialog")
+            && prompt.stdout.contains("Yes or No only"),
+        "{}",
+        prompt.stdout
+    );
+    let hook = &read_json(&path)["hooks"]["PreToolUse"][0]["hooks"][0];
+    assert_eq!(hook["command"], command(""));
+
+    let after = install(&["install", "claude-code", "--after"], home.path());
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    assert!(after.stdout.starts_with("Replaced"), "{}", after.stdout);
+    assert!(after.stdout.contains("beside the call"), "{}", after.stdout);
+    let groups = &read_json(&path)["hooks"]["PreToolUse"];
+    assert_eq!(groups.as_array().unwrap().len(), 1, "{groups}");
+    assert_eq!(groups[0]["hooks"][0]["command"], command(" --after"));
+
+    let gemini = install(&["install", "gemini-cli"], home.path());
+    assert!(
+        gemini.stdout.contains("right above its confirmation box"),
+        "{}",
+        gemini.stdout
+    );
+}
+
+#[test]
+fn hook_install_writes_copilot_cli_s_user_hooks_file_merged_and_uninstall_undoes_it() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(".copilot/hooks/reasons.json");
+    let out = install(&["install", "copilot-cli"], home.path());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(&path.display().to_string()),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("Hook permission request"),
+        "{}",
+        out.stdout
+    );
+    let ours = json!({"type": "command",
+        "bash": format!("{} hook copilot-cli", installed_binary().display())});
+    assert_eq!(
+        read_json(&path),
+        json!({"version": 1, "hooks": {"preToolUse": [ours.clone()]}})
+    );
+    let text = fs::read(&path).unwrap();
+    let again = install(&["install", "copilot-cli"], home.path());
+    assert!(again.stdout.contains("already"), "{}", again.stdout);
+    assert_eq!(fs::read(&path).unwrap(), text, "twice is once");
+
+    // Another handler the person added there stays, in its place.
+    let theirs = json!({"type": "command", "bash": "./audit.sh", "timeoutSec": 5});
+    let before = json!({"version": 1, "hooks": {"preToolUse": [theirs.clone()],
+        "sessionStart": [{"type": "command", "bash": "./hello.sh"}]}});
+    fs::write(&path, before.to_string()).unwrap();
+    install(&["install", "copilot-cli"], home.path());
+    let merged = read_json(&path);
+    assert_eq!(merged["hooks"]["preToolUse"], json!([theirs, ours]));
+    assert_eq!(
+        merged["hooks"]["sessionStart"],
+        before["hooks"]["sessionStart"]
+    );
+    let removed = install(&["uninstall", "copilot-cli"], home.path());
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(read_json(&path), before);
+
+    let copilot_home = home.path().join("elsewhere");
+    let out = reasons()
+        .args(["hook", "install", "copilot-cli"])
+        .env("HOME", home.path())
+        .env("COPILOT_HOME", &copilot_home)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(copilot_home.join("hooks/reasons.json").exists());
+
+    fs::write(&path, "{\"version\": 1,").unwrap();
+    let bad = install(&["install", "copilot-cli"], home.path());
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr
+            .starts_with(&format!("reasons: {}:1: not valid JSON", path.display())),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{\"version\": 1,");
+}
+
+#[test]
 fn hook_install_refuses_a_bad_settings_file_and_leaves_it_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let not_json = dir.path().join("settings.json");
@@ -477,96 +577,12 @@ fn hook_install_refuses_a_bad_settings_file_and_leaves_it_as_it_was() {
 
 // ---- the full-screen view in a real terminal ---------------------------------------------------
 
-/// `reasons watch` in a detached tmux session of its own (its own server socket), read back with
-/// `capture-pane`.
-#[cfg(unix)]
-struct Tmux {
-    socket: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-#[cfg(unix)]
-impl Tmux {
-    fn start(command: &str) -> Tmux {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = dir.path().join("tmux.sock");
-        let tmux = Tmux { socket, _dir: dir };
-        tmux.run(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "24",
-            command,
-        ]);
-        tmux.run(&["set-option", "-g", "remain-on-exit", "on"]);
-        tmux
-    }
-
-    #[track_caller]
-    fn run(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs (Debian's tmux, installed by .ci/real-parts)");
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p"])
-    }
-
-    /// The screen once `done` holds for it, or a failure showing it after 10 seconds.
-    #[track_caller]
-    fn screen_when(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the screen never showed {what}:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-}
-
-#[cfg(unix)]
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
-    }
-}
-
 #[cfg(unix)]
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts (tmux)"]
 fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reason() {
     use crate::util::gateway::Gateway;
+    use crate::util::tmux::Tmux;
     use crate::util::upstream::{bash_tool, messages_request, Upstream};
 
     const REASON: &str = "Find the config file the user asked about";
@@ -586,7 +602,7 @@ fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reas
         gateway.log.display(),
         session.display()
     );
-    let tmux = Tmux::start(&command);
+    let tmux = Tmux::start(&command, 160, 24);
     tmux.screen_when("the view", |screen| screen.contains("waiting for calls"));
     assert_eq!(
         tmux.run(&["display-message", "-p", "#{alternate_on}"])

@@ -8,12 +8,20 @@
 //!
 //! - Claude Code and Codex send a `PreToolUse` event with `tool_name`, `tool_input` and
 //!   `tool_use_id`, and show a `systemMessage` of the answer to the person.
-//! - Gemini CLI sends a `BeforeTool` event with `tool_name` and `tool_input` but no id: a reason
-//!   not in the input is found in the log by the tool and what the call touched.
+//! - Gemini CLI sends a `BeforeTool` event with `tool_name` and `tool_input` but no id, and
+//!   Copilot CLI a `preToolUse` one with `toolName` and `toolArgs` (a JSON text): a reason not in
+//!   the input is found in the log by the tool and what the call touched.
 //!
-//! The hook informs and nothing more: it never answers with a decision or a changed input,
-//! because machine policy never reads the reason. And it never gets in the way of the agent:
-//! whatever goes wrong, it prints nothing and exits 0.
+//! **In the prompt.** The person decides at the agent's approval dialog. Claude Code and Copilot
+//! CLI show a hook's text inside it only when the hook answers "ask", so there the hook answers
+//! with an ask carrying the reason, but only where the agent would have asked the person anyway
+//! ([`agent_asks`]): an ask anywhere else would add a dialog, or deny a headless call. Elsewhere,
+//! and with `--after`, Claude Code gets the message beside the call as before (Copilot CLI has no
+//! such message: nothing).
+//!
+//! An ask never depends on what the reason says, only on there being one, and never changes the
+//! call. And the hook never gets in the way of the agent: whatever goes wrong, it prints nothing
+//! and exits 0.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -22,6 +30,8 @@ use reasons::layer::REASON_PARAM;
 use reasons::reasons_log;
 use reasons::visible::visible;
 use serde_json::{json, Value};
+
+use super::agent_asks::{self, Surroundings};
 
 /// More than any hook input an agent sends: a larger one is not read.
 const MAX_INPUT: u64 = 64 << 20;
@@ -35,53 +45,83 @@ pub enum Agent {
     Codex,
     /// Gemini CLI's `BeforeTool`.
     GeminiCli,
+    /// GitHub Copilot CLI's `preToolUse`.
+    CopilotCli,
+}
+
+/// Where the hook shows the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Inside the agent's approval dialog where the agent asks (Claude Code, Copilot CLI), else
+    /// beside the call.
+    InPrompt,
+    /// Beside the call only (`--after`): Claude Code shows it once the call was answered.
+    After,
 }
 
 impl Agent {
-    /// The `hook_event_name` of the event this hook answers.
-    fn event(self) -> &'static str {
+    /// The `hook_event_name` of the event this hook answers (Copilot CLI's events name none).
+    fn event(self) -> Option<&'static str> {
         match self {
-            Agent::ClaudeCode | Agent::Codex => "PreToolUse",
-            Agent::GeminiCli => "BeforeTool",
+            Agent::ClaudeCode | Agent::Codex => Some("PreToolUse"),
+            Agent::GeminiCli => Some("BeforeTool"),
+            Agent::CopilotCli => None,
         }
     }
 }
 
-/// Reads the agent's hook input on `input` and writes its `systemMessage` answer, if any.
-pub fn run(agent: Agent, input: impl Read, mut output: impl Write, log: Option<&Path>) {
-    if let Some(message) = message(agent, input, log) {
-        let answer = json!({ "systemMessage": message });
-        let _ = writeln!(output, "{answer}");
-        let _ = output.flush();
-    }
+/// What the hook answers.
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    /// The reason shown beside the call.
+    Beside(String),
+    /// The agent's ask, with the reason inside its dialog.
+    Ask(String),
 }
 
-/// The message to show, when the call has a reason to show.
-fn message(agent: Agent, input: impl Read, log: Option<&Path>) -> Option<String> {
+/// Reads the agent's hook input on `input` and writes its answer, if any. `surroundings` tells
+/// where the hook runs; it is asked only when an ask is possible.
+pub fn run(
+    agent: Agent,
+    placement: Placement,
+    input: impl Read,
+    mut output: impl Write,
+    log: Option<&Path>,
+    surroundings: impl FnOnce() -> Surroundings,
+) {
+    let Some(answer) = answer(agent, placement, input, log, surroundings) else {
+        return;
+    };
+    let answer = match (agent, answer) {
+        (Agent::ClaudeCode, Answer::Ask(reason)) => json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": reason,
+        }}),
+        (Agent::CopilotCli, Answer::Ask(reason)) => json!({
+            "permissionDecision": "ask",
+            "permissionDecisionReason": reason,
+        }),
+        // Copilot CLI shows no message of a hook's beside its calls.
+        (Agent::CopilotCli, Answer::Beside(_)) => return,
+        (_, Answer::Ask(message) | Answer::Beside(message)) => json!({ "systemMessage": message }),
+    };
+    let _ = writeln!(output, "{answer}");
+    let _ = output.flush();
+}
+
+/// The answer, when the call has a reason to show.
+fn answer(
+    agent: Agent,
+    placement: Placement,
+    input: impl Read,
+    log: Option<&Path>,
+    surroundings: impl FnOnce() -> Surroundings,
+) -> Option<Answer> {
     let mut text = Vec::new();
     input.take(MAX_INPUT).read_to_end(&mut text).ok()?;
     let hook: Value = serde_json::from_slice(&text).ok()?;
-    // Another agent's event (or another event of this one) is not answered.
-    if hook.get("hook_event_name")?.as_str()? != agent.event() {
-        return None;
-    }
-    let tool = hook.get("tool_name")?.as_str()?;
-    let tool_input = hook.get("tool_input");
-    let reason = match tool_input.and_then(|input| input.get(REASON_PARAM)) {
-        Some(reason) => reason.clone(),
-        None => match agent {
-            Agent::ClaudeCode | Agent::Codex => {
-                let call_id = hook.get("tool_use_id")?.as_str()?;
-                reasons_log::find_from_end(log?, call_id).ok()??
-            }
-            Agent::GeminiCli => {
-                let touched = reasons::touched::summary(tool_input?);
-                reasons_log::find_touched_from_end(log?, tool, &touched)
-                    .ok()??
-                    .reason
-            }
-        },
-    };
+    let (tool, reason) = reason(agent, &hook, log)?;
     let reason = match reason {
         Value::String(text) if !text.trim().is_empty() => text,
         Value::String(_) | Value::Null => return None,
@@ -89,11 +129,61 @@ fn message(agent: Agent, input: impl Read, log: Option<&Path>) -> Option<String>
     };
     // The reason is the model's claim about its own call, and is shown as one; neither it nor
     // the tool's name can drive the terminal the agent shows it on.
-    Some(format!(
-        "model's reason for {}: {}",
-        visible(tool),
-        visible(reason.trim())
-    ))
+    let reason = visible(reason.trim());
+    let asks = placement == Placement::InPrompt
+        && match agent {
+            Agent::ClaudeCode => agent_asks::claude_code::would_ask(&hook, &surroundings()),
+            Agent::CopilotCli => agent_asks::copilot_cli::would_ask(&hook, &surroundings()),
+            Agent::Codex | Agent::GeminiCli => false,
+        };
+    Some(if asks {
+        Answer::Ask(format!("Why (the model's claim): {reason}"))
+    } else {
+        Answer::Beside(format!("model's reason for {}: {reason}", visible(tool)))
+    })
+}
+
+/// The call's tool and its reason: in its input, else in the log.
+fn reason<'a>(agent: Agent, hook: &'a Value, log: Option<&Path>) -> Option<(&'a str, Value)> {
+    // Another agent's event (or another event of this one) is not answered.
+    let event = hook.get("hook_event_name").and_then(Value::as_str);
+    match agent.event() {
+        Some(expected) if event != Some(expected) => return None,
+        None if event.is_some_and(|event| event != "preToolUse") => return None,
+        _ => {}
+    }
+    if agent == Agent::CopilotCli {
+        let tool = hook.get("toolName")?.as_str()?;
+        let arguments = agent_asks::copilot_cli::arguments(hook)?;
+        return Some((tool, reason_by_touched(tool, &arguments, log)?));
+    }
+    let tool = hook.get("tool_name")?.as_str()?;
+    let tool_input = hook.get("tool_input");
+    let reason = match agent {
+        Agent::GeminiCli => reason_by_touched(tool, tool_input?, log)?,
+        _ => match tool_input.and_then(|input| input.get(REASON_PARAM)) {
+            Some(reason) => reason.clone(),
+            None => {
+                let call_id = hook.get("tool_use_id")?.as_str()?;
+                reasons_log::find_from_end(log?, call_id).ok()??
+            }
+        },
+    };
+    Some((tool, reason))
+}
+
+/// A reason in the call's arguments, else the one logged last for the same tool and what the
+/// call touched (for agents that send no call id).
+fn reason_by_touched(tool: &str, arguments: &Value, log: Option<&Path>) -> Option<Value> {
+    if let Some(reason) = arguments.get(REASON_PARAM) {
+        return Some(reason.clone());
+    }
+    let touched = reasons::touched::summary(arguments);
+    Some(
+        reasons_log::find_touched_from_end(log?, tool, &touched)
+            .ok()??
+            .reason,
+    )
 }
 
 #[cfg(test)]
@@ -103,10 +193,52 @@ mod tests {
 
     use super::*;
 
+    /// The answer where nobody would be asked (no agent process found).
     fn run_as(agent: Agent, input: &str, log: Option<&Path>) -> String {
+        answered(
+            agent,
+            Placement::InPrompt,
+            input,
+            log,
+            Surroundings::default(),
+        )
+    }
+
+    fn answered(
+        agent: Agent,
+        placement: Placement,
+        input: &str,
+        log: Option<&Path>,
+        around: Surroundings,
+    ) -> String {
         let mut out = Vec::new();
-        super::run(agent, input.as_bytes(), &mut out, log);
+        super::run(agent, placement, input.as_bytes(), &mut out, log, || around);
         String::from_utf8(out).unwrap()
+    }
+
+    /// An attended interactive terminal session of the agent, with no settings.
+    fn attended(dir: &Path, agent: &str) -> Surroundings {
+        let env = [
+            ("CLAUDE_CODE_SESSION_ATTENDED", "1"),
+            ("CLAUDE_CODE_ENTRYPOINT", "cli"),
+            ("HOME", &dir.to_string_lossy()),
+        ]
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+        Surroundings {
+            env,
+            agent_command_line: Some(vec![agent.to_owned()]),
+            agent_on_terminal: true,
+            managed_settings: None,
+        }
+    }
+
+    fn default_mode(input: Value, id: &str) -> String {
+        let mut event: Value = serde_json::from_str(&pre_tool_use(input, id)).unwrap();
+        event["permission_mode"] = json!("default");
+        event["cwd"] = json!("/nonexistent/work");
+        event.to_string()
     }
 
     fn run(input: &str, log: Option<&Path>) -> String {
@@ -266,6 +398,158 @@ mod tests {
         let gemini = before_tool(json!({"command": "ls", "reason": "r"}));
         assert_eq!(run_as(Agent::ClaudeCode, &gemini, None), "");
         assert_eq!(run_as(Agent::Codex, &gemini, None), "");
+    }
+
+    #[test]
+    fn where_claude_code_would_ask_the_reason_is_in_its_dialog() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = default_mode(json!({"command": "rm -rf build", "reason": "Clean"}), "t");
+        let out = answered(
+            Agent::ClaudeCode,
+            Placement::InPrompt,
+            &input,
+            None,
+            attended(dir.path(), "claude"),
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                "permissionDecision": "ask",
+                "permissionDecisionReason": "Why (the model's claim): Clean"}})
+        );
+    }
+
+    #[test]
+    fn with_after_or_where_claude_code_would_not_ask_the_message_is_beside_the_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let asked = default_mode(json!({"command": "rm -rf build", "reason": "Clean"}), "t");
+        let beside = "{\"systemMessage\":\"model's reason for Bash: Clean\"}\n";
+        let after = answered(
+            Agent::ClaudeCode,
+            Placement::After,
+            &asked,
+            None,
+            attended(dir.path(), "claude"),
+        );
+        assert_eq!(after, beside);
+        let read_only = default_mode(json!({"command": "ls", "reason": "Clean"}), "t");
+        let out = answered(
+            Agent::ClaudeCode,
+            Placement::InPrompt,
+            &read_only,
+            None,
+            attended(dir.path(), "claude"),
+        );
+        assert_eq!(
+            out,
+            "{\"systemMessage\":\"model's reason for Bash: Clean\"}\n"
+        );
+        assert_eq!(run(&asked, None), beside);
+    }
+
+    #[test]
+    fn without_a_reason_there_is_no_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        for input in [
+            default_mode(json!({"command": "rm -rf build"}), "toolu_9"),
+            default_mode(json!({"command": "rm -rf build", "reason": " "}), "toolu_9"),
+        ] {
+            let out = answered(
+                Agent::ClaudeCode,
+                Placement::InPrompt,
+                &input,
+                Some(&dir.path().join("none.jsonl")),
+                attended(dir.path(), "claude"),
+            );
+            assert_eq!(out, "", "{input}");
+        }
+    }
+
+    #[test]
+    fn the_surroundings_are_looked_at_only_for_an_ask() {
+        let input = pre_tool_use(json!({"command": "ls"}), "toolu_9");
+        let mut out = Vec::new();
+        super::run(
+            Agent::ClaudeCode,
+            Placement::InPrompt,
+            input.as_bytes(),
+            &mut out,
+            None,
+            || panic!("no reason: nothing to ask with"),
+        );
+        let gemini = before_tool(json!({"command": "ls", "reason": "r"}));
+        super::run(
+            Agent::GeminiCli,
+            Placement::InPrompt,
+            gemini.as_bytes(),
+            &mut out,
+            None,
+            || panic!("Gemini CLI shows the message while it asks"),
+        );
+    }
+
+    fn copilot_event(arguments: Value) -> String {
+        json!({"sessionId": "s1", "timestamp": 1_764_000_000_000_u64, "cwd": "/w",
+            "toolName": "bash", "toolArgs": arguments})
+        .to_string()
+    }
+
+    /// A HOME whose Copilot CLI session `s1` has approved nothing beyond single calls.
+    fn copilot_home() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join(".copilot/session-state/s1");
+        std::fs::create_dir_all(&session).unwrap();
+        std::fs::write(session.join("events.jsonl"), "").unwrap();
+        dir
+    }
+
+    #[test]
+    fn copilot_cli_asks_with_the_reason_in_its_own_schema() {
+        let input = copilot_event(json!({"command": "rm -rf b", "reason": "Clean\u{1b}[2J"}));
+        let home = copilot_home();
+        let out = answered(
+            Agent::CopilotCli,
+            Placement::InPrompt,
+            &input,
+            None,
+            attended(home.path(), "copilot"),
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            json!({"permissionDecision": "ask",
+                "permissionDecisionReason": "Why (the model's claim): Clean␛[2J"})
+        );
+        // Where it would not ask, and with --after, Copilot CLI has no message to show.
+        for (placement, around) in [
+            (Placement::InPrompt, Surroundings::default()),
+            (
+                Placement::After,
+                attended(Path::new("/nonexistent"), "copilot"),
+            ),
+        ] {
+            assert_eq!(
+                answered(Agent::CopilotCli, placement, &input, None, around),
+                ""
+            );
+        }
+    }
+
+    #[test]
+    fn copilot_cli_finds_a_stripped_reason_by_what_the_call_touched() {
+        let dir = copilot_home();
+        let path = dir.path().join("reasons.jsonl");
+        logged(&path, "bash", None, "Rebuild", json!({"command": "make"}));
+        let input = copilot_event(json!({"command": "make", "description": "Build"}));
+        let out = answered(
+            Agent::CopilotCli,
+            Placement::InPrompt,
+            &input,
+            Some(&path),
+            attended(dir.path(), "copilot"),
+        );
+        assert!(out.contains("Why (the model's claim): Rebuild"), "{out}");
+        let claude = pre_tool_use(json!({"command": "make", "reason": "r"}), "toolu_1");
+        assert_eq!(run_as(Agent::CopilotCli, &claude, None), "");
     }
 
     #[test]

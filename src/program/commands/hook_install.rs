@@ -1,8 +1,11 @@
 //! `reasons hook install AGENT` and `reasons hook uninstall AGENT`: the hook written into (or
 //! taken out of) the agent's user settings, so that nobody edits three JSON files three ways.
 //!
-//! All three agents keep hooks the same way: `hooks.<event>` is a list of groups, each with a
-//! list of `hooks` handlers `{"type": "command", "command": …}`. The settings are read, the
+//! Claude Code, Codex and Gemini CLI keep hooks the same way: `hooks.<event>` is a list of
+//! groups, each with a list of `hooks` handlers `{"type": "command", "command": …}`. Copilot CLI
+//! reads every `*.json` file of its user hooks folder, each `{"version": 1, "hooks": {"preToolUse":
+//! [handler, …]}}` with handlers `{"type": "command", "bash": …}` straight in the event's list; its
+//! hook goes into a file of its own there, `reasons.json`. The settings are read, the
 //! hook is merged in (everything else kept, keys in their order), and the file is replaced in one
 //! rename, so an agent starting meanwhile reads either the old settings or the new ones. A hook
 //! of ours is recognised by its command (`…/reasons hook AGENT …`), whatever path or log it
@@ -15,7 +18,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::{json, Map, Value};
 
-use super::hook::Agent;
+use super::agent_asks::shell::words as shell_words;
+use super::hook::{Agent, Placement};
 use crate::program::exit_codes::ExitCode;
 
 /// What to install, and where.
@@ -25,6 +29,8 @@ pub struct Options {
     pub file: Option<PathBuf>,
     /// The reasons log the hook is told to look in, when one was named.
     pub reasons_log: Option<PathBuf>,
+    /// Where the hook shows the reason.
+    pub placement: Placement,
 }
 
 impl Agent {
@@ -34,6 +40,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::GeminiCli => "gemini-cli",
+            Agent::CopilotCli => "copilot-cli",
         }
     }
 
@@ -43,6 +50,7 @@ impl Agent {
             Agent::ClaudeCode => "Claude Code",
             Agent::Codex => "Codex",
             Agent::GeminiCli => "Gemini CLI",
+            Agent::CopilotCli => "Copilot CLI",
         }
     }
 
@@ -51,11 +59,14 @@ impl Agent {
         match self {
             Agent::ClaudeCode | Agent::Codex => "PreToolUse",
             Agent::GeminiCli => "BeforeTool",
+            Agent::CopilotCli => "preToolUse",
         }
     }
 
     /// The agent's user settings: `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR`),
-    /// `$CODEX_HOME/hooks.json` (`~/.codex` without it), `~/.gemini/settings.json`.
+    /// `$CODEX_HOME/hooks.json` (`~/.codex` without it), `~/.gemini/settings.json`,
+    /// `$COPILOT_HOME/hooks/reasons.json` (`~/.copilot` without it; Copilot CLI reads every file
+    /// of that folder).
     fn user_settings(self) -> anyhow::Result<PathBuf> {
         let variable = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
         let home = || {
@@ -73,12 +84,16 @@ impl Agent {
                 None => home()?.join(".codex/hooks.json"),
             },
             Agent::GeminiCli => home()?.join(".gemini/settings.json"),
+            Agent::CopilotCli => match variable("COPILOT_HOME") {
+                Some(dir) => PathBuf::from(dir).join("hooks/reasons.json"),
+                None => home()?.join(".copilot/hooks/reasons.json"),
+            },
         })
     }
 
     /// The group that holds the hook: every tool's calls. Claude Code matches all tools with
     /// `*`; Codex and Gemini CLI read the matcher as a regular expression, where no matcher
-    /// matches all.
+    /// matches all; Copilot CLI's handler is its own entry, run for every tool.
     fn group(self, command: &str) -> Value {
         let handler = json!({"type": "command", "command": command});
         match self {
@@ -89,6 +104,43 @@ impl Agent {
                 handler["name"] = json!("reasons");
                 json!({"hooks": [handler]})
             }
+            Agent::CopilotCli => json!({"type": "command", "bash": command}),
+        }
+    }
+
+    /// What the person will see, said once the hook is in.
+    fn what_is_shown(self, placement: Placement) -> &'static str {
+        match (self, placement) {
+            (Agent::ClaudeCode, Placement::InPrompt) => {
+                "Claude Code shows the model's reason inside its permission dialog (\"Why (the \
+                 model's claim): ...\") wherever it would ask you anyway; for a command that \
+                 dialog offers Yes or No only, no \"don't ask again\" (add a permissions.allow \
+                 rule for that). Where it runs a call without asking (auto mode, calls your \
+                 settings allow, read-only commands, claude -p) the reason is shown beside the \
+                 call, as with --after."
+            }
+            (Agent::ClaudeCode, Placement::After) => {
+                "Claude Code shows the model's reason beside the call, once it has run: after \
+                 you answered its dialog."
+            }
+            (Agent::CopilotCli, Placement::InPrompt) => {
+                "Copilot CLI shows the model's reason inside its \"Hook permission request\" \
+                 dialog wherever it would ask you anyway; that dialog offers Yes or No only, in \
+                 place of its own \"don't ask again\" choices. Elsewhere it shows nothing of the \
+                 hook's: `reasons watch` shows every call."
+            }
+            (Agent::CopilotCli, Placement::After) => {
+                "Copilot CLI shows a hook's text only inside its dialog: with --after it shows \
+                 nothing; `reasons watch` shows every call."
+            }
+            (Agent::Codex, _) => {
+                "Codex shows the model's reason beside the call (its approval overlay has no \
+                 place for a hook's text)."
+            }
+            (Agent::GeminiCli, _) => {
+                "Gemini CLI shows the model's reason on the line right above its confirmation \
+                 box, while it asks."
+            }
         }
     }
 }
@@ -97,7 +149,7 @@ impl Agent {
 pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let agent = options.agent;
     let (path, create) = settings_path(agent, options.file)?;
-    let command = hook_command(agent, options.reasons_log.as_deref())?;
+    let command = hook_command(agent, options.reasons_log.as_deref(), options.placement)?;
     let mut settings = read_settings(&path)?;
     let event = agent.settings_event();
     let groups = event_groups(&mut settings, event, &path)?;
@@ -116,6 +168,13 @@ pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode
     }
     remove_ours(groups, agent);
     groups.push(agent.group(&command));
+    if agent == Agent::CopilotCli {
+        // Copilot CLI reads a hooks file of this version only.
+        let settings = settings.as_object_mut().expect("read as an object");
+        if !settings.contains_key("version") {
+            settings.shift_insert(0, "version".into(), json!(1));
+        }
+    }
     write_settings(&path, &settings, create)?;
     let verb = if ours.is_empty() { "Added" } else { "Replaced" };
     writeln!(
@@ -124,6 +183,7 @@ pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode
         agent.title(),
         path.display()
     )?;
+    writeln!(out, "{}", agent.what_is_shown(options.placement))?;
     writeln!(out, "Undo with: {}", undo_command(agent, &path, create))?;
     if agent == Agent::Codex {
         writeln!(
@@ -214,7 +274,11 @@ fn settings_path(agent: Agent, file: Option<PathBuf>) -> anyhow::Result<(PathBuf
 
 /// The hook's command line: this binary by its absolute path, and the log, absolute too (the
 /// agent runs the hook from wherever it works).
-fn hook_command(agent: Agent, reasons_log: Option<&Path>) -> anyhow::Result<String> {
+fn hook_command(
+    agent: Agent,
+    reasons_log: Option<&Path>,
+    placement: Placement,
+) -> anyhow::Result<String> {
     let binary = std::env::current_exe().context("cannot tell where this reasons binary is")?;
     let binary = fs::canonicalize(&binary).unwrap_or(binary);
     let mut command = format!(
@@ -227,6 +291,9 @@ fn hook_command(agent: Agent, reasons_log: Option<&Path>) -> anyhow::Result<Stri
             .with_context(|| format!("{}: cannot make it an absolute path", log.display()))?;
         command.push_str(" --reasons-log ");
         command.push_str(&shell_quote(&log.to_string_lossy()));
+    }
+    if placement == Placement::After {
+        command.push_str(" --after");
     }
     Ok(command)
 }
@@ -255,42 +322,9 @@ fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The words of a command line, unquoted as a POSIX shell would (single and double quotes,
-/// backslashes); enough to recognise a command this module wrote.
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                words.extend(word.take());
-            }
-            '\'' => {
-                let word = word.get_or_insert_with(String::new);
-                word.extend(chars.by_ref().take_while(|&c| c != '\''));
-            }
-            '"' => {
-                let word = word.get_or_insert_with(String::new);
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => word.extend(chars.next()),
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    words
-}
-
 /// Whether a handler runs `reasons hook AGENT`.
 fn is_ours(handler: &Value, agent: Agent) -> bool {
-    let Some(command) = handler.get("command").and_then(Value::as_str) else {
+    let Some(command) = handler_command(handler) else {
         return false;
     };
     let words = shell_words(command);
@@ -302,19 +336,38 @@ fn is_ours(handler: &Value, agent: Agent) -> bool {
         && words.get(2).map(String::as_str) == Some(agent.command_name())
 }
 
-/// The commands of our hooks among an event's groups.
+/// A handler's command: `command`, or Copilot CLI's `bash`.
+fn handler_command(handler: &Value) -> Option<&str> {
+    handler
+        .get("command")
+        .or_else(|| handler.get("bash"))
+        .and_then(Value::as_str)
+}
+
+/// The commands of our hooks among an event's groups (Copilot CLI's: its handlers).
 fn our_commands(groups: &[Value], agent: Agent) -> Vec<&str> {
-    groups
-        .iter()
-        .filter_map(|group| group.get("hooks")?.as_array())
-        .flatten()
+    let handlers: Vec<&Value> = if agent == Agent::CopilotCli {
+        groups.iter().collect()
+    } else {
+        groups
+            .iter()
+            .filter_map(|group| group.get("hooks")?.as_array())
+            .flatten()
+            .collect()
+    };
+    handlers
+        .into_iter()
         .filter(|handler| is_ours(handler, agent))
-        .filter_map(|handler| handler["command"].as_str())
+        .filter_map(handler_command)
         .collect()
 }
 
 /// Takes our hooks out of an event's groups, and the groups they leave empty.
 fn remove_ours(groups: &mut Vec<Value>, agent: Agent) {
+    if agent == Agent::CopilotCli {
+        groups.retain(|handler| !is_ours(handler, agent));
+        return;
+    }
     groups.retain_mut(|group| {
         let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
             return true;
@@ -439,6 +492,20 @@ fn write_settings(path: &Path, settings: &Value, create_folder: bool) -> anyhow:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copilot_cli_s_handler_is_recognised_by_its_bash_command() {
+        let handler = json!({"type": "command", "bash": "/usr/bin/reasons hook copilot-cli"});
+        assert!(is_ours(&handler, Agent::CopilotCli));
+        assert!(!is_ours(&handler, Agent::ClaudeCode));
+        let mut groups = vec![handler, json!({"type": "command", "bash": "./other.sh"})];
+        assert_eq!(
+            our_commands(&groups, Agent::CopilotCli),
+            ["/usr/bin/reasons hook copilot-cli"]
+        );
+        remove_ours(&mut groups, Agent::CopilotCli);
+        assert_eq!(groups, [json!({"type": "command", "bash": "./other.sh"})]);
+    }
 
     #[test]
     fn a_quoted_path_reads_back_as_the_same_word() {

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each takes options of its own, never clap's types, and returns how
 //! the run ended; `main` reports errors. This module turns parsed arguments into those options.
 
+mod agent_asks;
 mod broken_pipe;
 mod check;
 mod completions;
@@ -142,11 +143,13 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 HookCommand::ClaudeCode(run) => (hook::Agent::ClaudeCode, run),
                 HookCommand::Codex(run) => (hook::Agent::Codex, run),
                 HookCommand::GeminiCli(run) => (hook::Agent::GeminiCli, run),
+                HookCommand::CopilotCli(run) => (hook::Agent::CopilotCli, run),
                 HookCommand::Install(install) => {
                     let options = hook_install::Options {
                         agent: hook_agent(install.agent),
                         file: install.file,
                         reasons_log: install.reasons_log,
+                        placement: placement(install.after),
                     };
                     return with_stdout(|out| hook_install::install(options, out));
                 }
@@ -157,11 +160,17 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             };
             // A hook never gets in the way: whatever goes wrong, the agent carries on.
             let log = run.reasons_log.or_else(reasons_log::default_path);
+            let is_agent = match agent {
+                hook::Agent::CopilotCli => agent_asks::copilot_cli::is_copilot_cli,
+                _ => agent_asks::claude_code::is_claude_code,
+            };
             hook::run(
                 agent,
+                placement(run.after),
                 io::stdin().lock(),
                 io::stdout().lock(),
                 log.as_deref(),
+                || agent_asks::Surroundings::of_this_process(is_agent),
             );
             Ok(ExitCode::Success)
         }
@@ -173,6 +182,15 @@ fn hook_agent(agent: HookAgent) -> hook::Agent {
         HookAgent::ClaudeCode => hook::Agent::ClaudeCode,
         HookAgent::Codex => hook::Agent::Codex,
         HookAgent::GeminiCli => hook::Agent::GeminiCli,
+        HookAgent::CopilotCli => hook::Agent::CopilotCli,
+    }
+}
+
+fn placement(after: bool) -> hook::Placement {
+    if after {
+        hook::Placement::After
+    } else {
+        hook::Placement::InPrompt
     }
 }
 

@@ -129,6 +129,11 @@ impl ClaudeCode {
         ClaudeCode { sandbox, result }
     }
 
+    /// What `--output-format json` printed.
+    pub fn output(&self) -> &Value {
+        &self.result
+    }
+
     pub fn session(&self) -> &str {
         self.result["session_id"].as_str().expect("a session id")
     }

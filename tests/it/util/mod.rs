@@ -5,13 +5,16 @@
 //!   behaviour ([`reasons`], [`run`], [`Run`]), the records of `--format jsonl`
 //!   ([`records`], [`extract_records`]), reasons logs, small log files, and waiting for files;
 //! - [`upstream`]: the scripted model API on loopback, and a small HTTP client;
+//! - [`gemini_model`]: a scripted Gemini API model that makes one shell call;
 //! - [`gateway`]: a running `reasons gateway` in front of it;
 //! - [`real_parts`]: where the real third-party parts are (the agents, the SDKs, chromium);
 //! - [`bounded`]: running a program with a deadline, as every real part is;
+//! - [`chat_model`]: a scripted Chat Completions model that makes one call;
 //! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
 //! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
 //! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
-//! - [`report_page`]: reading the page `reasons report` writes.
+//! - [`report_page`]: reading the page `reasons report` writes;
+//! - [`tmux`]: a program in a terminal of its own, and what its screen shows.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,14 +24,18 @@ use serde_json::Value;
 
 #[cfg(unix)]
 pub mod bounded;
+pub mod chat_model;
 #[cfg(unix)]
 pub mod claude_code;
 pub mod gateway;
+pub mod gemini_model;
 pub mod real_parts;
 pub mod report_page;
 #[cfg(unix)]
 pub mod sandbox;
 pub mod stores;
+#[cfg(unix)]
+pub mod tmux;
 pub mod upstream;
 
 /// The crate's root, where `samples/` and `man/` live.

@@ -37,17 +37,22 @@ impl Sandbox {
     /// The environment of a run: only `PATH` (for node, bash and the agent's own helpers) of
     /// this machine's, the rest in the sandbox.
     pub fn apply(&self, command: &mut Command) {
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env("XDG_CONFIG_HOME", self.path("config"))
-            .env("XDG_STATE_HOME", self.path("state"))
-            .env("XDG_CACHE_HOME", self.path("cache"))
-            .env("XDG_RUNTIME_DIR", self.path("runtime"))
-            .env("SHELL", "/bin/bash")
-            .env("LANG", "C.UTF-8");
+        command.env_clear().envs(self.env());
+    }
+
+    /// That environment, as names and values (for a run started by a shell, as in tmux).
+    pub fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        vec![
+            ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME", self.path("home").into()),
+            ("XDG_DATA_HOME", self.path("data").into()),
+            ("XDG_CONFIG_HOME", self.path("config").into()),
+            ("XDG_STATE_HOME", self.path("state").into()),
+            ("XDG_CACHE_HOME", self.path("cache").into()),
+            ("XDG_RUNTIME_DIR", self.path("runtime").into()),
+            ("SHELL", "/bin/bash".into()),
+            ("LANG", "C.UTF-8".into()),
+        ]
     }
 
     /// The reasons log the gateway and the discovery use here by default.

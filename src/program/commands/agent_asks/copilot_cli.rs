@@ -1,0 +1,359 @@
+//! When GitHub Copilot CLI would ask the person before a `preToolUse` call runs, as read from
+//! its own code (1.0.102) and measured in a terminal.
+//!
+//! Its hook event (`sessionId`, `timestamp`, `cwd`, `toolName`, `toolArgs`) carries no
+//! permission mode, so what it would decide is read from its command line, its environment, its
+//! approvals file and the session's own events:
+//! - **Attended and interactive**: not `-p`/`--prompt` (there an ask is a denial, "unable to
+//!   ask user for confirmation"), not in CI, its process on a terminal.
+//! - **Nothing approved beforehand**: `--allow-all-tools`, `--allow-all`/`--yolo`,
+//!   `--autopilot`, `COPILOT_ALLOW_ALL`, any `--allow-tool` or `--deny-tool` rule (the hook does not
+//!   repeat Copilot CLI's rule matching: no ask is the safe side); in the session's
+//!   `events.jsonl`, `/allow-all` (`session.permissions_changed`), a mode change, an approval for
+//!   the session or the location; in `permissions-config.json`, a location holding the working
+//!   folder whose approvals name one of the line's programs, or anything but commands.
+//! - **Its tools**: it asks before a shell command that is not read-only (it runs `ls -la`
+//!   without asking; the same superset of read-only programs as Claude Code's is used); reads,
+//!   edits, URL fetches, MCP tools and its own tools are left to its own dialog.
+//!
+//! Its "Hook permission request" dialog then stands in for its own (Yes or No; it runs the call
+//! on Yes without asking again).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{read_json, runs_program, shell, Surroundings};
+
+/// Whether Copilot CLI's command line is this one: `copilot`, or node running its package.
+pub fn is_copilot_cli(line: &[String]) -> bool {
+    runs_program(line, "copilot")
+        || line
+            .iter()
+            .take(2)
+            .any(|word| word.contains("@github/copilot/") || word.contains("copilot-cache/"))
+}
+
+/// Whether Copilot CLI would show the person its dialog for this `preToolUse` event.
+pub fn would_ask(event: &Value, around: &Surroundings) -> bool {
+    let Some(command) = shell_command(event) else {
+        return false;
+    };
+    attended(around)
+        && nothing_approved_beforehand(around)
+        && !shell::only_reads(&command, &[])
+        && nothing_approved_in_session(event, around).unwrap_or(false)
+        && nothing_approved_for_location(event, &command, around).unwrap_or(false)
+}
+
+fn attended(around: &Surroundings) -> bool {
+    around.agent_command_line.is_some()
+        && around.agent_on_terminal
+        && !around.in_ci()
+        && !around.has_flag(&["-p", "--prompt"])
+}
+
+fn nothing_approved_beforehand(around: &Surroundings) -> bool {
+    around.var("COPILOT_ALLOW_ALL").is_none()
+        && !around.has_flag(&[
+            "--allow-all-tools",
+            "--allow-all",
+            "--yolo",
+            "--autopilot",
+            "--allow-tool",
+            "--deny-tool",
+        ])
+}
+
+/// A `preToolUse` event's tool arguments: an object (1.0.102's command hooks), or the JSON
+/// text its documentation describes.
+pub fn arguments(event: &Value) -> Option<Value> {
+    match event.get("toolArgs")? {
+        Value::String(text) => serde_json::from_str(text).ok(),
+        arguments => Some(arguments.clone()),
+    }
+}
+
+/// The command of a shell call; `None` for any other tool.
+fn shell_command(event: &Value) -> Option<String> {
+    let tool = event.get("toolName")?.as_str()?;
+    if !matches!(tool, "bash" | "powershell") {
+        return None;
+    }
+    Some(arguments(event)?.get("command")?.as_str()?.to_owned())
+}
+
+/// Copilot CLI's own folder: `$COPILOT_HOME`, else `~/.copilot`.
+fn copilot_home(around: &Surroundings) -> Option<PathBuf> {
+    match around.var("COPILOT_HOME") {
+        Some(home) => Some(PathBuf::from(home)),
+        None => Some(around.home()?.join(".copilot")),
+    }
+}
+
+/// What the session's events record that changes which calls are asked for.
+const SESSION_APPROVALS: &[&str] = &[
+    "\"session.permissions_changed\"",
+    "\"session.mode_changed\"",
+    "approved-for-session",
+    "approved-for-location",
+];
+
+/// Whether the session's events record no approval beyond single calls; `None` when they cannot
+/// be read.
+fn nothing_approved_in_session(event: &Value, around: &Surroundings) -> Option<bool> {
+    let session = event.get("sessionId")?.as_str()?;
+    // A session id is a name of one folder, never a path.
+    if session.is_empty() || session.contains(['/', '\\']) || session.starts_with('.') {
+        return None;
+    }
+    let events = copilot_home(around)?
+        .join("session-state")
+        .join(session)
+        .join("events.jsonl");
+    let events = std::fs::read(events).ok()?;
+    Some(
+        !SESSION_APPROVALS
+            .iter()
+            .any(|marker| memchr::memmem::find(&events, marker.as_bytes()).is_some()),
+    )
+}
+
+/// Whether no approval kept for the working folder's location covers the command; `None` when
+/// the approvals cannot be read.
+fn nothing_approved_for_location(
+    event: &Value,
+    command: &str,
+    around: &Surroundings,
+) -> Option<bool> {
+    let cwd = Path::new(event.get("cwd")?.as_str()?);
+    let Some(config) = read_json(&copilot_home(around)?.join("permissions-config.json")).ok()?
+    else {
+        return Some(true);
+    };
+    let programs: Vec<String> = shell::commands(command)
+        .into_iter()
+        .filter_map(|words| words.into_iter().next())
+        .collect();
+    let locations = config["locations"].as_object().into_iter().flatten();
+    for (location, approvals) in locations {
+        if !cwd.starts_with(location) {
+            continue;
+        }
+        for approval in approvals["tool_approvals"].as_array().into_iter().flatten() {
+            if approval["kind"] != "commands" {
+                return Some(false);
+            }
+            let identifiers = approval["commandIdentifiers"]
+                .as_array()
+                .into_iter()
+                .flatten();
+            let named = identifiers.filter_map(Value::as_str).any(|identifier| {
+                let program = identifier.split_whitespace().next().unwrap_or_default();
+                programs.iter().any(|used| used == program)
+            });
+            if named {
+                return Some(false);
+            }
+        }
+    }
+    Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A Copilot home with one session's events, kept while the test runs.
+    struct Home {
+        dir: tempfile::TempDir,
+    }
+
+    const SESSION: &str = "6f193913-072a-4f6d-bbf9-d51ef8df0f48";
+
+    impl Home {
+        fn new() -> Home {
+            let dir = tempfile::tempdir().unwrap();
+            let session = dir.path().join(".copilot/session-state").join(SESSION);
+            std::fs::create_dir_all(&session).unwrap();
+            std::fs::write(
+                session.join("events.jsonl"),
+                "{\"type\":\"session.start\",\"data\":{}}\n",
+            )
+            .unwrap();
+            Home { dir }
+        }
+
+        fn events(&self) -> PathBuf {
+            self.dir
+                .path()
+                .join(".copilot/session-state")
+                .join(SESSION)
+                .join("events.jsonl")
+        }
+
+        fn interactive(&self, line: &[&str]) -> Surroundings {
+            let home = self.dir.path().to_string_lossy().into_owned();
+            Surroundings {
+                env: [("HOME".to_owned(), home)].into_iter().collect(),
+                agent_command_line: Some(line.iter().map(|word| word.to_string()).collect()),
+                agent_on_terminal: true,
+                managed_settings: None,
+            }
+        }
+    }
+
+    fn shell(command: &str) -> Value {
+        json!({"sessionId": SESSION, "timestamp": 1, "cwd": "/w/repo", "toolName": "bash",
+            "toolArgs": {"command": command, "description": "d"}})
+    }
+
+    #[test]
+    fn a_shell_command_in_an_interactive_session_is_asked_for() {
+        let home = Home::new();
+        assert!(would_ask(
+            &shell("rm -rf build"),
+            &home.interactive(&["copilot"])
+        ));
+        let mut text_args = shell("x");
+        text_args["toolArgs"] = json!(json!({"command": "make"}).to_string());
+        assert!(would_ask(&text_args, &home.interactive(&["copilot"])));
+    }
+
+    #[test]
+    fn a_headless_or_unattended_run_is_never_asked() {
+        let home = Home::new();
+        let call = shell("rm -rf build");
+        let interactive = |line: &[&str]| home.interactive(line);
+        assert!(!would_ask(&call, &interactive(&["copilot", "-p", "go"])));
+        assert!(!would_ask(&call, &interactive(&["copilot", "--prompt=go"])));
+        let mut no_terminal = interactive(&["copilot"]);
+        no_terminal.agent_on_terminal = false;
+        assert!(!would_ask(&call, &no_terminal));
+        let mut ci = interactive(&["copilot"]);
+        ci.env.insert("CI".into(), "true".into());
+        assert!(!would_ask(&call, &ci));
+        assert!(!would_ask(&call, &Surroundings::default()));
+    }
+
+    #[test]
+    fn what_the_session_approved_beyond_one_call_is_never_asked() {
+        let call = shell("rm -rf build");
+        for event in [
+            r#"{"type":"session.permissions_changed","data":{"allowAllPermissions":true}}"#,
+            r#"{"type":"session.mode_changed","data":{}}"#,
+            r#"{"type":"permission.completed","data":{"result":{"kind":"approved-for-session"}}}"#,
+            r#"{"type":"permission.completed","data":{"result":{"kind":"approved-for-location"}}}"#,
+        ] {
+            let home = Home::new();
+            let around = home.interactive(&["copilot"]);
+            assert!(would_ask(&call, &around));
+            let mut events = std::fs::read_to_string(home.events()).unwrap();
+            events.push_str(event);
+            std::fs::write(home.events(), events).unwrap();
+            assert!(!would_ask(&call, &around), "{event}");
+        }
+        // Without the session's events, or its id, there is no telling.
+        let home = Home::new();
+        std::fs::remove_file(home.events()).unwrap();
+        assert!(!would_ask(&call, &home.interactive(&["copilot"])));
+        let mut no_session = shell("rm -rf build");
+        no_session.as_object_mut().unwrap().remove("sessionId");
+        assert!(!would_ask(
+            &no_session,
+            &Home::new().interactive(&["copilot"])
+        ));
+        let mut escaping = shell("rm -rf build");
+        escaping["sessionId"] = json!("../x");
+        assert!(!would_ask(
+            &escaping,
+            &Home::new().interactive(&["copilot"])
+        ));
+    }
+
+    #[test]
+    fn approvals_kept_for_the_location_are_never_asked() {
+        let home = Home::new();
+        let around = home.interactive(&["copilot"]);
+        let config = home.dir.path().join(".copilot/permissions-config.json");
+        let approvals = |location: &str, approval: Value| {
+            json!({"locations": {location: {"tool_approvals": [approval]}}}).to_string()
+        };
+        let commands = json!({"kind": "commands", "commandIdentifiers": ["rm", "mkdir"]});
+        std::fs::write(&config, approvals("/w/repo", commands.clone())).unwrap();
+        assert!(!would_ask(&shell("rm -rf build"), &around));
+        assert!(!would_ask(&shell("make && mkdir b"), &around));
+        assert!(would_ask(&shell("make"), &around));
+        std::fs::write(&config, approvals("/w", commands.clone())).unwrap();
+        assert!(!would_ask(&shell("rm -rf build"), &around));
+        std::fs::write(&config, approvals("/elsewhere", commands)).unwrap();
+        assert!(would_ask(&shell("rm -rf build"), &around));
+        std::fs::write(&config, approvals("/w/repo", json!({"kind": "write"}))).unwrap();
+        assert!(!would_ask(&shell("make"), &around));
+        std::fs::write(&config, "{ not json").unwrap();
+        assert!(!would_ask(&shell("make"), &around));
+    }
+
+    #[test]
+    fn what_was_approved_beforehand_is_never_asked() {
+        let home = Home::new();
+        let interactive = |line: &[&str]| home.interactive(line);
+        let call = shell("rm -rf build");
+        for flag in [
+            "--allow-all-tools",
+            "--allow-all",
+            "--yolo",
+            "--autopilot",
+            "--allow-tool=shell(rm)",
+            "--deny-tool=shell(git push)",
+        ] {
+            assert!(
+                !would_ask(&call, &interactive(&["copilot", flag])),
+                "{flag}"
+            );
+        }
+        let mut all = interactive(&["copilot"]);
+        all.env.insert("COPILOT_ALLOW_ALL".into(), "true".into());
+        assert!(!would_ask(&call, &all));
+    }
+
+    #[test]
+    fn read_only_commands_and_other_tools_are_left_to_copilot() {
+        let home = Home::new();
+        let around = home.interactive(&["copilot"]);
+        assert!(!would_ask(&shell("ls -la && git status"), &around));
+        for tool in [
+            "view",
+            "edit",
+            "create",
+            "glob",
+            "grep",
+            "web_fetch",
+            "report_intent",
+        ] {
+            let call = json!({"toolName": tool, "toolArgs": "{\"path\": \"/w/a\"}"});
+            assert!(!would_ask(&call, &around), "{tool}");
+        }
+        assert!(!would_ask(
+            &json!({"toolName": "bash", "toolArgs": "not json"}),
+            &around
+        ));
+    }
+
+    #[test]
+    fn copilot_cli_is_recognised_by_its_command_line() {
+        let line = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        assert!(is_copilot_cli(&line(&["/x/.bin/copilot"])));
+        assert!(is_copilot_cli(&line(&[
+            "node",
+            "/x/node_modules/@github/copilot/index.js"
+        ])));
+        assert!(!is_copilot_cli(&line(&[
+            "bash",
+            "-c",
+            "reasons hook copilot-cli"
+        ])));
+    }
+}
