@@ -282,7 +282,7 @@ fn real_claude_code_runs_parallel_calls_each_with_its_own_logged_reason() {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_falls_back_to_a_plain_answer_which_the_gateway_strips_too() {
-    // An API that refuses streams: Claude Code asks again without `stream`.
+    // An API that refuses streams: Claude Code asks again without one (`"stream": false`).
     let model = scripted(vec![bash_call()]);
     let upstream = Upstream::start(move |request| {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
@@ -309,7 +309,7 @@ fn real_claude_code_falls_back_to_a_plain_answer_which_the_gateway_strips_too() 
     let plain: Vec<Value> = upstream
         .tool_requests("/v1/messages")
         .into_iter()
-        .filter(|request| request.get("stream").is_none())
+        .filter(|request| request["stream"] != true)
         .collect();
     assert_eq!(plain.len(), 2, "each turn asked again without a stream");
     let schema = &declared(&plain[0], "Bash")["input_schema"];
@@ -482,7 +482,7 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
     );
 }
 
-/// With a base URL of its own, Claude Code declares MCP tools directly, ToolSearch or not.
+/// With tool search off, Claude Code declares MCP tools directly.
 #[track_caller]
 fn assert_declared_directly(requests: &[Value]) {
     declared(&requests[0], "mcp__everything__echo");
@@ -493,17 +493,12 @@ fn assert_declared_directly(requests: &[Value]) {
         .all(|tool| tool["name"] != "ToolSearch"));
 }
 
+/// Claude Code 2.1.328 defers MCP tools behind ToolSearch by default, also with a base URL of
+/// its own (2.1.197 declared them directly there).
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_behind_the_proxy_reaches_servers_without_reason() {
-    let (requests, gateway, claude) = mcp_session(Servers::Proxied, &[], Vec::new());
-    assert_declared_directly(&requests);
-    assert_mcp_calls_reached_their_servers_without_the_reason(
-        Servers::Proxied,
-        &requests,
-        &gateway,
-        &claude,
-    );
+    tool_search_session(Servers::Proxied, &[]);
 }
 
 #[test]
@@ -523,7 +518,15 @@ fn real_claude_code_mcp_behind_the_proxy_without_tool_search_reaches_servers_wit
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_with_the_gateway_alone_reaches_servers_without_reason() {
-    let (requests, gateway, claude) = mcp_session(Servers::Direct, &[], Vec::new());
+    tool_search_session(Servers::Direct, &[]);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_with_the_gateway_alone_without_tool_search_reaches_servers_without_reason()
+{
+    let env = [("ENABLE_TOOL_SEARCH", "false")];
+    let (requests, gateway, claude) = mcp_session(Servers::Direct, &env, Vec::new());
     assert_declared_directly(&requests);
     assert_mcp_calls_reached_their_servers_without_the_reason(
         Servers::Direct,
@@ -536,16 +539,18 @@ fn real_claude_code_mcp_with_the_gateway_alone_reaches_servers_without_reason() 
 const SEARCH_ID: &str = "toolu_real_search";
 const SEARCH_REASON: &str = "Load the echo tools before calling them";
 
-/// ToolSearch first, then the MCP tools it loaded.
-fn tool_search_session(servers: Servers) -> (Vec<Value>, Gateway, ClaudeCode) {
+/// ToolSearch first, then the MCP tools it loaded, with `env` added.
+fn tool_search_session(
+    servers: Servers,
+    env: &[(&str, &str)],
+) -> (Vec<Value>, Gateway, ClaudeCode) {
     let search = tool_use(
         SEARCH_ID,
         "ToolSearch",
         json!({"query": "select:mcp__everything__echo,mcp__fixture__echo", "max_results": 5,
             "reason": SEARCH_REASON}),
     );
-    let env = [("ENABLE_TOOL_SEARCH", "true")];
-    let (requests, gateway, claude) = mcp_session(servers, &env, vec![search]);
+    let (requests, gateway, claude) = mcp_session(servers, env, vec![search]);
     // The first request defers the MCP tools behind ToolSearch, which the gateway augmented
     // like any built-in tool; ToolSearch ran with the reason taken off.
     assert!(requests[0]["tools"]
@@ -578,21 +583,23 @@ fn tool_search_session(servers: Servers) -> (Vec<Value>, Gateway, ClaudeCode) {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_behind_the_proxy_and_tool_search_reaches_servers_without_reason() {
-    tool_search_session(Servers::Proxied);
+    tool_search_session(Servers::Proxied, &[("ENABLE_TOOL_SEARCH", "true")]);
 }
 
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_behind_tool_search_with_the_gateway_alone_reaches_servers_without_reason() {
-    tool_search_session(Servers::Direct);
+    tool_search_session(Servers::Direct, &[("ENABLE_TOOL_SEARCH", "true")]);
 }
 
 /// Needs `extract --reasons-log` (the audits' join of reasons logs).
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_calls_are_audited_as_present_whoever_took_the_reason() {
+    // The MCP tools declared in the first request, as the model calls them.
+    let env = [("ENABLE_TOOL_SEARCH", "false")];
     for (servers, from) in [(Servers::Proxied, "call"), (Servers::Direct, "log")] {
-        let (_requests, gateway, claude) = mcp_session(servers, &[], Vec::new());
+        let (_requests, gateway, claude) = mcp_session(servers, &env, Vec::new());
         let audited: Vec<(Value, Value, Value)> = claude
             .extract(&gateway.log)
             .into_iter()
