@@ -426,7 +426,7 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
     claude: &ClaudeCode,
 ) {
     // The model was offered `reason`: by the proxy's listing, which the gateway left as it was
-    // (the layer's own), or by the gateway.
+    // (the layer's own, not a second one), or by the gateway.
     let last = requests.last().unwrap();
     for tool in ["mcp__everything__echo", "mcp__fixture__echo"] {
         let schema = &declared(last, tool)["input_schema"];
@@ -439,16 +439,12 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
     assert_ne!(fixture["is_error"], true, "{fixture}");
     let received: Value = serde_json::from_str(&result_text(&fixture)).expect("JSON arguments");
     assert_eq!(received, json!({"text": "hi-from-stub"}));
-    // One record per call, by the proxy (the gateway took none: the calls reached Claude Code
-    // with their reasons, and the proxy took them off) or by the gateway.
+    // One record per call, by the gateway: behind the proxy too, the declaration's `reason` is
+    // the layer's, so the gateway took it off before Claude Code stored the call (and before its
+    // auto mode could judge it), and the proxy had none left to take.
     let logged: Vec<Value> = read_reasons_log(&gateway.log)
         .into_iter()
         .filter(|record| record["call_id"] == ECHO_ID || record["call_id"] == FIXTURE_ID)
-        .map(|mut record| {
-            let request_id = record.as_object_mut().unwrap().remove("request_id");
-            assert_eq!(request_id.is_some(), servers == Servers::Proxied);
-            record
-        })
         .collect();
     let expected = [
         (
@@ -464,14 +460,20 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
             "text=hi-from-stub",
         ),
     ]
-    .map(|(tool, id, reason, touched)| match servers {
-        Servers::Proxied => json!({"via": "proxy", "tool": "echo", "call_id": id,
-            "reason": reason, "touched": touched}),
-        Servers::Direct => json!({"via": "gateway", "tool": tool, "call_id": id,
-            "reason": reason, "touched": touched, "session": claude.session()}),
+    .map(|(tool, id, reason, touched)| {
+        json!({"via": "gateway", "tool": tool, "call_id": id,
+            "reason": reason, "touched": touched, "session": claude.session()})
     });
-    assert_eq!(logged, expected);
-    // The hook showed each reason: from the call's input behind the proxy, else from the log.
+    assert_eq!(logged, expected, "{servers:?}");
+    // Claude Code stored each call without its reason.
+    let transcript = std::fs::read_to_string(claude.transcript()).unwrap();
+    for reason in [ECHO_REASON, FIXTURE_REASON] {
+        assert!(
+            !transcript.contains(&format!("\"reason\":\"{reason}\"")),
+            "{servers:?}"
+        );
+    }
+    // The hook showed each reason, from the log.
     assert_eq!(
         claude.hook_message(ECHO_ID),
         format!("model's reason for mcp__everything__echo: {ECHO_REASON}")
@@ -598,7 +600,7 @@ fn real_claude_code_mcp_behind_tool_search_with_the_gateway_alone_reaches_server
 fn real_claude_code_mcp_calls_are_audited_as_present_whoever_took_the_reason() {
     // The MCP tools declared in the first request, as the model calls them.
     let env = [("ENABLE_TOOL_SEARCH", "false")];
-    for (servers, from) in [(Servers::Proxied, "call"), (Servers::Direct, "log")] {
+    for servers in [Servers::Proxied, Servers::Direct] {
         let (_requests, gateway, claude) = mcp_session(servers, &env, Vec::new());
         let audited: Vec<(Value, Value, Value)> = claude
             .extract(&gateway.log)
@@ -612,13 +614,13 @@ fn real_claude_code_mcp_calls_are_audited_as_present_whoever_took_the_reason() {
                 )
             })
             .collect();
-        // Behind the proxy, Claude Code's transcript keeps an MCP call as the model made it,
-        // reason included; with the gateway alone, the reason is joined from its log.
+        // Claude Code's transcript keeps each MCP call without its reason, behind the proxy
+        // too (the gateway took it, the layer's own): the reason is joined from the log.
         assert_eq!(
             audited,
             [
-                (json!(ECHO_ID), json!("present"), json!(from)),
-                (json!(FIXTURE_ID), json!("present"), json!(from)),
+                (json!(ECHO_ID), json!("present"), json!("log")),
+                (json!(FIXTURE_ID), json!("present"), json!("log")),
             ],
             "{servers:?}"
         );
