@@ -26,11 +26,13 @@ pub(crate) fn read(tools: &Value, out: &mut Declarations) {
         }
         // The layer's collision rule decides, with one refinement: a `reason` that is exactly
         // the layer's own marks a catalogue recorded behind the layer, and is audited as usual.
-        match Declaration::classify(declaration) {
-            Declaration::Collision { name, layers_own } => out.push((name, !layers_own)),
-            Declaration::Augmentable { name, .. }
-            | Declaration::Unreadable { name: Some(name) } => out.push((name, false)),
-            Declaration::Unreadable { name: None } => {}
+        let classified = Declaration::classify(declaration);
+        let declares_its_own = match &classified {
+            Declaration::Collision { .. } => !classified.is_the_layers_own(),
+            Declaration::Augmentable { .. } | Declaration::Unreadable { .. } => false,
+        };
+        if let Some(name) = classified.name() {
+            out.push((name.to_owned(), declares_its_own));
         }
     }
 }
@@ -67,6 +69,15 @@ mod tests {
             "properties": {"path": {"type": "string"}, "reason": {"type": "string",
             "description": crate::layer::REASON_DESCRIPTION}}}}]);
         assert_eq!(declared(tools), [("read_file".to_owned(), false)]);
+    }
+
+    #[test]
+    fn the_layers_own_reason_property_made_required_is_a_declaration() {
+        // The layer never requires its parameter: whoever did means something by it.
+        let tools = json!([{"name": "read_file", "input_schema": {"type": "object",
+            "required": ["reason"], "properties": {"reason": {"type": "string",
+            "description": crate::layer::REASON_DESCRIPTION}}}}]);
+        assert_eq!(declared(tools), [("read_file".to_owned(), true)]);
     }
 
     #[test]

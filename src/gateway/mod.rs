@@ -27,6 +27,7 @@
 mod agreement;
 mod anthropic;
 mod chat;
+mod classifier;
 mod gemini;
 mod history;
 mod request;
@@ -35,6 +36,7 @@ mod rewrite;
 mod splices;
 pub mod sse;
 
+pub use classifier::betas_without_the_tool_use_classifier;
 pub use history::{Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
 use rewrite::EventRewriter;
 pub use rewrite::Output;
@@ -100,6 +102,14 @@ impl Exchange {
     /// The tools whose calls lose their reason in this exchange's answer.
     pub fn tracked(&self) -> &ToolNames {
         &self.tracked
+    }
+
+    /// Whether the request must not ask the provider to classify its answer's tool calls: an
+    /// Anthropic request whose tools the layer took on (its body already lost the tool-use
+    /// safeguard; the `anthropic-beta` header's token goes too, with
+    /// [`betas_without_the_tool_use_classifier`]).
+    pub fn withholds_the_tool_use_classifier(&self) -> bool {
+        self.api == Api::Anthropic && !self.tracked.is_empty()
     }
 
     /// Takes the reasons off a whole JSON answer.

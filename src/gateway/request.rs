@@ -14,6 +14,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::classifier::{without_the_tool_use_safeguard, Safeguards, SAFEGUARDS_KEY};
 use super::history::{restore, InText, Recall};
 use super::splices::Splices;
 use crate::apis::Api;
@@ -131,6 +132,17 @@ fn augment_with(
         let (start, end) = tools.span;
         splices.replace(start, end, Value::from(listing.tools).to_string());
     }
+    if api == Api::Anthropic && !listing.tracked.is_empty() {
+        if let Err(problem) = withhold_from_the_classifier(&object, &mut splices) {
+            // A request whose classifier the gateway cannot turn off is not augmented: then no
+            // reason reaches what the provider classifies.
+            return Augmented {
+                session,
+                problem: Some(problem),
+                ..Augmented::default()
+            };
+        }
+    }
     let mut restored = 0;
     let history = api
         .history()
@@ -174,6 +186,36 @@ fn augment_with(
         problem: None,
         restored,
     }
+}
+
+/// Notes the splices that take the tool-use safeguard off the request (see `classifier`): the
+/// entry out of `safeguards`, or the whole member when nothing else remains in it. A
+/// `safeguards` written twice is an error: which one would the API read?
+fn withhold_from_the_classifier(
+    object: &TopLevel<'_>,
+    splices: &mut Splices<'_>,
+) -> Result<(), String> {
+    let mut at = object
+        .members
+        .iter()
+        .enumerate()
+        .filter(|(_, member)| member.key == SAFEGUARDS_KEY);
+    let Some((index, member)) = at.next() else {
+        return Ok(());
+    };
+    if at.next().is_some() {
+        return Err(format!("the request's `{SAFEGUARDS_KEY}` is written twice"));
+    }
+    let (start, end) = member.span;
+    match without_the_tool_use_safeguard(object.written(member)) {
+        Safeguards::AsItCame => {}
+        Safeguards::Kept(rest) => splices.replace(start, end, rest),
+        Safeguards::Dropped => {
+            let (start, end) = object.member_whole(index);
+            splices.replace(start, end, "");
+        }
+    }
+    Ok(())
 }
 
 /// One member of a JSON object's top level.
@@ -228,6 +270,26 @@ impl<'a> TopLevel<'a> {
 
     fn get(&self, key: &str) -> Option<&Member<'a>> {
         self.members.iter().find(|member| member.key == key)
+    }
+
+    /// The text that goes when the member at `index` is taken out of the object, leaving it
+    /// valid and every other byte as it was: from the end of the member before to the end of
+    /// this one's value (its comma, key and value), or for the first member, from the brace to
+    /// the comma after it.
+    fn member_whole(&self, index: usize) -> (usize, usize) {
+        let (_, end) = self.members[index].span;
+        if let Some(before) = index.checked_sub(1) {
+            let (_, previous_end) = self.members[before].span;
+            return (previous_end, end);
+        }
+        // The object's text is JSON: whitespace, then its brace.
+        let brace = self.text.find('{').map_or(0, |at| at + 1);
+        let rest = &self.text[end..];
+        let after = match rest.trim_start_matches([' ', '\t', '\n', '\r']) {
+            more if more.starts_with(',') => self.text.len() - more.len() + 1,
+            _ => end,
+        };
+        (brace, after)
     }
 
     /// A member's value as written.
@@ -340,6 +402,132 @@ mod tests {
         assert!(augment(Api::Anthropic, b"{\"tools\":\"all\"}", None)
             .problem
             .is_some());
+    }
+
+    /// What Claude Code 2.1.328 sends in auto mode, around the tools.
+    const SAFEGUARD: &str =
+        r#"{"type":"dangerous_tool_use","classifier_context":{"rules":["no rm -rf"]},"x":1}"#;
+
+    fn with_safeguards(safeguards: &str, tools: &[Value]) -> String {
+        format!(
+            r#"{{"model":"m","messages":[{{"role":"user","content":"caf\u00e9"}}],"tools":{},"max_tokens":1e400, "safeguards" : {safeguards} ,"stream":true}}"#,
+            Value::from(tools.to_vec())
+        )
+    }
+
+    #[test]
+    fn the_tool_use_safeguard_goes_and_every_other_byte_stays() {
+        let body = with_safeguards(&format!("[{SAFEGUARD}]"), &[bash()]);
+        let out = augment(Api::Anthropic, body.as_bytes(), None);
+        let out = String::from_utf8(out.body.unwrap()).unwrap();
+        // Nothing remains of it, key and all, and the rest is as the agent wrote it.
+        let augmented_tools = augment(
+            Api::Anthropic,
+            with_safeguards("[]", &[bash()]).as_bytes(),
+            None,
+        );
+        let expected = String::from_utf8(augmented_tools.body.unwrap())
+            .unwrap()
+            .replace(r#", "safeguards" : []"#, "");
+        assert_eq!(out, expected);
+        assert!(
+            out.ends_with(r#""max_tokens":1e400 ,"stream":true}"#),
+            "{out}"
+        );
+        assert!(!out.contains("safeguards") && !out.contains("dangerous"));
+        // The same body, the same bytes, every time: the prompt cache keeps hitting.
+        for _ in 0..5 {
+            let again = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+            assert_eq!(again, out.as_bytes());
+        }
+    }
+
+    #[test]
+    fn other_safeguards_stay_as_they_were_written() {
+        let other = r#"{"type" : "prompt_injection",  "level":2}"#;
+        let body = with_safeguards(&format!("[ {SAFEGUARD} , {other} ]"), &[bash()]);
+        let out = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains(&format!(r#" "safeguards" : [{other}] ,"stream""#)),
+            "{out}"
+        );
+        assert!(!out.contains("dangerous_tool_use"));
+    }
+
+    #[test]
+    fn the_safeguard_goes_from_any_place_in_the_object() {
+        let safeguards = format!("[{SAFEGUARD}]");
+        let tools = Value::from(augment_tools(Api::Anthropic, &[bash()]).tools).to_string();
+        for (body, expected) in [
+            (
+                format!(" {{ \"safeguards\":{safeguards} ,\n\"tools\":[]}}"),
+                " {\n\"tools\":[]}",
+            ),
+            (
+                format!("{{\"tools\":[], \"safeguards\":{safeguards}\n}}"),
+                "{\"tools\":[]\n}",
+            ),
+        ] {
+            let body = body.replace("\"tools\":[]", &format!("\"tools\":[{}]", bash()));
+            let out = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+            let out = String::from_utf8(out).unwrap();
+            assert_eq!(out.replace(&tools, "[]"), expected, "{out}");
+            serde_json::from_str::<Value>(&out).expect("still JSON");
+        }
+    }
+
+    #[test]
+    fn the_layers_own_reason_is_tracked_and_its_safeguard_goes_too() {
+        let mut echo = bash();
+        echo["name"] = json!("mcp__everything__echo");
+        echo["input_schema"]["properties"][REASON_PARAM] = reason_property();
+        let body = with_safeguards(&format!("[{SAFEGUARD}]"), &[echo]);
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+        assert_eq!(
+            augmented.tracked.into_iter().collect::<Vec<_>>(),
+            ["mcp__everything__echo"]
+        );
+        // Its declaration went on as it came: only the safeguard changed.
+        let out = String::from_utf8(augmented.body.unwrap()).unwrap();
+        assert_eq!(
+            out,
+            body.replace(&format!(r#", "safeguards" : [{SAFEGUARD}]"#), "")
+        );
+    }
+
+    #[test]
+    fn a_request_with_no_augmented_tool_keeps_its_safeguards() {
+        let own = json!({"name": "Explain", "input_schema": {"type": "object",
+            "properties": {"reason": {"type": "string"}}}});
+        for tools in [vec![], vec![own]] {
+            let body = with_safeguards(&format!("[{SAFEGUARD}]"), &tools);
+            let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+            assert_eq!(augmented.body, None);
+            assert!(augmented.tracked.is_empty());
+        }
+        // Other APIs have no such member: a key of that name is theirs.
+        let chat = json!({"tools": [{"type": "function", "function": {"name": "shell",
+            "parameters": {"type": "object"}}}], "safeguards": [SAFEGUARD]})
+        .to_string();
+        let out = augment(Api::OpenAiChat, chat.as_bytes(), None)
+            .body
+            .unwrap();
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("dangerous_tool_use"));
+    }
+
+    #[test]
+    fn safeguards_written_twice_leave_the_request_unaugmented() {
+        let body = with_safeguards(&format!("[{SAFEGUARD}]"), &[bash()]).replace(
+            r#""stream":true"#,
+            &format!(r#""safeguards":[{SAFEGUARD}]"#),
+        );
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+        assert_eq!(augmented.body, None);
+        assert!(augmented.tracked.is_empty());
+        assert!(augmented.problem.unwrap().contains("safeguards"));
     }
 
     /// Each key of a top level, and where its value is written.

@@ -88,7 +88,8 @@ impl Declaration {
             Some(_) => return Declaration::Unreadable { name: Some(name) },
         };
         if let Some(own) = properties.and_then(|properties| properties.get(REASON_PARAM)) {
-            let layers_own = *own == reason_property();
+            // The layer never lists its parameter in `required`: a required one is somebody's.
+            let layers_own = *own == reason_property() && !requires_reason(schema);
             return Declaration::Collision { name, layers_own };
         }
         if requires_reason(schema) {
@@ -108,6 +109,20 @@ impl Declaration {
             name,
             api: envelope,
         }
+    }
+
+    /// Whether the declaration's `reason` is exactly the one this layer adds (SPEC §1's type
+    /// and description, optional): a declaration that has been through the layer already, such
+    /// as a catalogue `reasons proxy` augmented, or one recorded behind the layer. Its calls are
+    /// the layer's to strip and to audit; any other `reason` is the tool's own.
+    pub fn is_the_layers_own(&self) -> bool {
+        matches!(
+            self,
+            Declaration::Collision {
+                layers_own: true,
+                ..
+            }
+        )
     }
 
     /// The tool's name, when the declaration has one.
@@ -159,12 +174,26 @@ pub fn augment_declaration(declaration: &Value) -> Option<Value> {
 pub struct Listing {
     augmented: ToolNames,
     left_alone: ToolNames,
+    /// Whether declarations already carrying the layer's own `reason` are tracked.
+    claims_the_layers_own: bool,
 }
 
 impl Listing {
     /// Starts an empty listing.
     pub fn new() -> Listing {
         Listing::default()
+    }
+
+    /// Starts an empty listing that also takes on the declarations the layer augmented already
+    /// ([`Declaration::is_the_layers_own`]): they are published as they came, without a second
+    /// property, and tracked, so their calls lose the reason here. The gateway's: an MCP tool
+    /// that `reasons proxy` augmented reaches the agent's request already carrying the layer's
+    /// `reason`, and its calls must reach the agent (and its classifier) without it.
+    pub fn claiming_the_layers_own() -> Listing {
+        Listing {
+            claims_the_layers_own: true,
+            ..Listing::default()
+        }
     }
 
     /// Augments one page of declarations, returning the copies to publish, in the same order.
@@ -191,7 +220,14 @@ impl Listing {
             }
             return tool;
         }
-        let name = Declaration::classify(declaration).name().map(str::to_owned);
+        let classified = Declaration::classify(declaration);
+        let name = classified.name().map(str::to_owned);
+        if self.claims_the_layers_own && classified.is_the_layers_own() {
+            if let Some(name) = name {
+                self.augmented.insert(name);
+            }
+            return declaration.clone();
+        }
         match augment_declaration(declaration) {
             Some(augmented) => {
                 if let Some(name) = name {

@@ -55,10 +55,12 @@ pub struct AugmentedTools {
 
 /// Makes one listing of a request body's top-level `tools` array in `api`'s shape, under §1's
 /// rules (collisions, unreadable declarations and duplicate names are left alone and not
-/// tracked). Entries that declare no function in the API's own shape (server-side tools, other
-/// kinds, a shape from another API) go upstream as they came.
+/// tracked). A declaration whose `reason` is exactly the layer's own (augmented before, by
+/// `reasons proxy`) goes on as it came and is tracked: its calls are the layer's
+/// ([`Listing::claiming_the_layers_own`]). Entries that declare no function in the API's own
+/// shape (server-side tools, other kinds, a shape from another API) go upstream as they came.
 pub fn augment_tools(api: Api, tools: &[Value]) -> AugmentedTools {
-    let mut listing = Listing::new();
+    let mut listing = Listing::claiming_the_layers_own();
     let published: Vec<Value> = tools
         .iter()
         .map(|tool| {

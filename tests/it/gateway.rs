@@ -647,3 +647,53 @@ fn a_calls_input_whole_in_its_block_start_loses_the_reason_there() {
     assert_eq!(started, [json!({"command": "ls"})]);
     assert_logged(&gateway, "toolu_w", "ls");
 }
+
+/// A Messages request as Claude Code's auto mode sends it: the tools, and the ask to classify
+/// their calls, in the body and in a beta.
+fn asking_to_classify(tools: &[Value]) -> Vec<u8> {
+    let mut body: Value = serde_json::from_slice(&messages_request(tools, false)).unwrap();
+    body["safeguards"] = json!([{"type": "dangerous_tool_use",
+        "classifier_context": {"rules": ["no force pushes"]}}]);
+    body.to_string().into_bytes()
+}
+
+#[test]
+fn no_classifier_is_asked_to_judge_calls_that_carry_a_reason() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let own_reason = json!({"name": "Explain", "input_schema": {"type": "object",
+        "properties": {"reason": {"type": "string", "description": "Why the user asked"}}}});
+    let betas = "claude-code-20250219, dangerous-tool-use-2026-09-03,effort-2025-11-24";
+    for (tools, beta, expected) in [
+        // Augmented: the ask goes, the other betas stay.
+        (
+            vec![bash_tool()],
+            betas,
+            Some("claude-code-20250219,effort-2025-11-24"),
+        ),
+        (vec![bash_tool()], "dangerous-tool-use-2026-09-03", None),
+        // Nothing augmented: the request goes on as it came.
+        (vec![own_reason], betas, Some(betas)),
+    ] {
+        let body = asking_to_classify(&tools);
+        let reply = request(
+            gateway.address,
+            "POST",
+            "/v1/messages",
+            &[
+                ("content-type", "application/json"),
+                ("x-api-key", SECRET),
+                ("anthropic-beta", beta),
+            ],
+            &body,
+        );
+        assert_eq!(reply.status, 200);
+        let received = upstream.received().pop().unwrap();
+        assert_eq!(received.header("anthropic-beta"), expected);
+        let augmented = tools[0]["name"] == "Bash";
+        assert_eq!(received.json().get("safeguards").is_none(), augmented);
+        if !augmented {
+            assert_eq!(received.body, body);
+        }
+    }
+}

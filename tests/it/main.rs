@@ -19,6 +19,8 @@ mod proxy;
 #[cfg(unix)]
 mod real_agents;
 #[cfg(unix)]
+mod real_auto_mode;
+#[cfg(unix)]
 mod real_codex_gemini;
 #[cfg(unix)]
 mod real_more_agents;

@@ -282,7 +282,7 @@ fn real_claude_code_runs_parallel_calls_each_with_its_own_logged_reason() {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_falls_back_to_a_plain_answer_which_the_gateway_strips_too() {
-    // An API that refuses streams: Claude Code asks again without `stream`.
+    // An API that refuses streams: Claude Code asks again without one (`"stream": false`).
     let model = scripted(vec![bash_call()]);
     let upstream = Upstream::start(move |request| {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
@@ -309,7 +309,7 @@ fn real_claude_code_falls_back_to_a_plain_answer_which_the_gateway_strips_too() 
     let plain: Vec<Value> = upstream
         .tool_requests("/v1/messages")
         .into_iter()
-        .filter(|request| request.get("stream").is_none())
+        .filter(|request| request["stream"] != true)
         .collect();
     assert_eq!(plain.len(), 2, "each turn asked again without a stream");
     let schema = &declared(&plain[0], "Bash")["input_schema"];
@@ -426,7 +426,7 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
     claude: &ClaudeCode,
 ) {
     // The model was offered `reason`: by the proxy's listing, which the gateway left as it was
-    // (the layer's own), or by the gateway.
+    // (the layer's own, not a second one), or by the gateway.
     let last = requests.last().unwrap();
     for tool in ["mcp__everything__echo", "mcp__fixture__echo"] {
         let schema = &declared(last, tool)["input_schema"];
@@ -439,16 +439,12 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
     assert_ne!(fixture["is_error"], true, "{fixture}");
     let received: Value = serde_json::from_str(&result_text(&fixture)).expect("JSON arguments");
     assert_eq!(received, json!({"text": "hi-from-stub"}));
-    // One record per call, by the proxy (the gateway took none: the calls reached Claude Code
-    // with their reasons, and the proxy took them off) or by the gateway.
+    // One record per call, by the gateway: behind the proxy too, the declaration's `reason` is
+    // the layer's, so the gateway took it off before Claude Code stored the call (and before its
+    // auto mode could judge it), and the proxy had none left to take.
     let logged: Vec<Value> = read_reasons_log(&gateway.log)
         .into_iter()
         .filter(|record| record["call_id"] == ECHO_ID || record["call_id"] == FIXTURE_ID)
-        .map(|mut record| {
-            let request_id = record.as_object_mut().unwrap().remove("request_id");
-            assert_eq!(request_id.is_some(), servers == Servers::Proxied);
-            record
-        })
         .collect();
     let expected = [
         (
@@ -464,14 +460,20 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
             "text=hi-from-stub",
         ),
     ]
-    .map(|(tool, id, reason, touched)| match servers {
-        Servers::Proxied => json!({"via": "proxy", "tool": "echo", "call_id": id,
-            "reason": reason, "touched": touched}),
-        Servers::Direct => json!({"via": "gateway", "tool": tool, "call_id": id,
-            "reason": reason, "touched": touched, "session": claude.session()}),
+    .map(|(tool, id, reason, touched)| {
+        json!({"via": "gateway", "tool": tool, "call_id": id,
+            "reason": reason, "touched": touched, "session": claude.session()})
     });
-    assert_eq!(logged, expected);
-    // The hook showed each reason: from the call's input behind the proxy, else from the log.
+    assert_eq!(logged, expected, "{servers:?}");
+    // Claude Code stored each call without its reason.
+    let transcript = std::fs::read_to_string(claude.transcript()).unwrap();
+    for reason in [ECHO_REASON, FIXTURE_REASON] {
+        assert!(
+            !transcript.contains(&format!("\"reason\":\"{reason}\"")),
+            "{servers:?}"
+        );
+    }
+    // The hook showed each reason, from the log.
     assert_eq!(
         claude.hook_message(ECHO_ID),
         format!("model's reason for mcp__everything__echo: {ECHO_REASON}")
@@ -482,7 +484,7 @@ fn assert_mcp_calls_reached_their_servers_without_the_reason(
     );
 }
 
-/// With a base URL of its own, Claude Code declares MCP tools directly, ToolSearch or not.
+/// With tool search off, Claude Code declares MCP tools directly.
 #[track_caller]
 fn assert_declared_directly(requests: &[Value]) {
     declared(&requests[0], "mcp__everything__echo");
@@ -493,17 +495,12 @@ fn assert_declared_directly(requests: &[Value]) {
         .all(|tool| tool["name"] != "ToolSearch"));
 }
 
+/// Claude Code 2.1.328 defers MCP tools behind ToolSearch by default, also with a base URL of
+/// its own (2.1.197 declared them directly there).
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_behind_the_proxy_reaches_servers_without_reason() {
-    let (requests, gateway, claude) = mcp_session(Servers::Proxied, &[], Vec::new());
-    assert_declared_directly(&requests);
-    assert_mcp_calls_reached_their_servers_without_the_reason(
-        Servers::Proxied,
-        &requests,
-        &gateway,
-        &claude,
-    );
+    tool_search_session(Servers::Proxied, &[]);
 }
 
 #[test]
@@ -523,7 +520,15 @@ fn real_claude_code_mcp_behind_the_proxy_without_tool_search_reaches_servers_wit
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_with_the_gateway_alone_reaches_servers_without_reason() {
-    let (requests, gateway, claude) = mcp_session(Servers::Direct, &[], Vec::new());
+    tool_search_session(Servers::Direct, &[]);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_claude_code_mcp_with_the_gateway_alone_without_tool_search_reaches_servers_without_reason()
+{
+    let env = [("ENABLE_TOOL_SEARCH", "false")];
+    let (requests, gateway, claude) = mcp_session(Servers::Direct, &env, Vec::new());
     assert_declared_directly(&requests);
     assert_mcp_calls_reached_their_servers_without_the_reason(
         Servers::Direct,
@@ -536,16 +541,18 @@ fn real_claude_code_mcp_with_the_gateway_alone_reaches_servers_without_reason() 
 const SEARCH_ID: &str = "toolu_real_search";
 const SEARCH_REASON: &str = "Load the echo tools before calling them";
 
-/// ToolSearch first, then the MCP tools it loaded.
-fn tool_search_session(servers: Servers) -> (Vec<Value>, Gateway, ClaudeCode) {
+/// ToolSearch first, then the MCP tools it loaded, with `env` added.
+fn tool_search_session(
+    servers: Servers,
+    env: &[(&str, &str)],
+) -> (Vec<Value>, Gateway, ClaudeCode) {
     let search = tool_use(
         SEARCH_ID,
         "ToolSearch",
         json!({"query": "select:mcp__everything__echo,mcp__fixture__echo", "max_results": 5,
             "reason": SEARCH_REASON}),
     );
-    let env = [("ENABLE_TOOL_SEARCH", "true")];
-    let (requests, gateway, claude) = mcp_session(servers, &env, vec![search]);
+    let (requests, gateway, claude) = mcp_session(servers, env, vec![search]);
     // The first request defers the MCP tools behind ToolSearch, which the gateway augmented
     // like any built-in tool; ToolSearch ran with the reason taken off.
     assert!(requests[0]["tools"]
@@ -578,21 +585,23 @@ fn tool_search_session(servers: Servers) -> (Vec<Value>, Gateway, ClaudeCode) {
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_behind_the_proxy_and_tool_search_reaches_servers_without_reason() {
-    tool_search_session(Servers::Proxied);
+    tool_search_session(Servers::Proxied, &[("ENABLE_TOOL_SEARCH", "true")]);
 }
 
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_behind_tool_search_with_the_gateway_alone_reaches_servers_without_reason() {
-    tool_search_session(Servers::Direct);
+    tool_search_session(Servers::Direct, &[("ENABLE_TOOL_SEARCH", "true")]);
 }
 
 /// Needs `extract --reasons-log` (the audits' join of reasons logs).
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_claude_code_mcp_calls_are_audited_as_present_whoever_took_the_reason() {
-    for (servers, from) in [(Servers::Proxied, "call"), (Servers::Direct, "log")] {
-        let (_requests, gateway, claude) = mcp_session(servers, &[], Vec::new());
+    // The MCP tools declared in the first request, as the model calls them.
+    let env = [("ENABLE_TOOL_SEARCH", "false")];
+    for servers in [Servers::Proxied, Servers::Direct] {
+        let (_requests, gateway, claude) = mcp_session(servers, &env, Vec::new());
         let audited: Vec<(Value, Value, Value)> = claude
             .extract(&gateway.log)
             .into_iter()
@@ -605,13 +614,13 @@ fn real_claude_code_mcp_calls_are_audited_as_present_whoever_took_the_reason() {
                 )
             })
             .collect();
-        // Behind the proxy, Claude Code's transcript keeps an MCP call as the model made it,
-        // reason included; with the gateway alone, the reason is joined from its log.
+        // Claude Code's transcript keeps each MCP call without its reason, behind the proxy
+        // too (the gateway took it, the layer's own): the reason is joined from the log.
         assert_eq!(
             audited,
             [
-                (json!(ECHO_ID), json!("present"), json!(from)),
-                (json!(FIXTURE_ID), json!("present"), json!(from)),
+                (json!(ECHO_ID), json!("present"), json!("log")),
+                (json!(FIXTURE_ID), json!("present"), json!("log")),
             ],
             "{servers:?}"
         );

@@ -298,3 +298,62 @@ fn strip_call_takes_one_assembled_call_in_its_own_shape_only() {
     ));
     assert_eq!(taken.len(), 1);
 }
+
+/// The layer's own `reason`, as `reasons proxy` writes it, in each wire's declaration.
+fn already_augmented(wire: Api, name: &str) -> Value {
+    let mut schema = schema();
+    schema["properties"][REASON_PARAM] = crate::layer::reason_property();
+    match wire {
+        Api::Anthropic => json!({ "name": name, "input_schema": schema }),
+        Api::OpenAiChat => {
+            json!({ "type": "function", "function": { "name": name, "parameters": schema } })
+        }
+        Api::OpenAiResponses => json!({ "type": "function", "name": name, "parameters": schema }),
+        _ => json!({ "functionDeclarations": [{ "name": name, "parametersJsonSchema": schema }] }),
+    }
+}
+
+#[test]
+fn a_declaration_carrying_the_layers_own_reason_is_tracked_as_it_came() {
+    for wire in ALL {
+        let sent = [already_augmented(wire, "mcp__everything__echo")];
+        let listing = augment_tools(wire, &sent);
+        // No second property, nothing rewritten: the body can go on byte for byte.
+        assert!(!listing.changed, "{wire:?}");
+        assert_eq!(listing.tools, sent, "{wire:?}");
+        assert_eq!(
+            listing.tracked,
+            names(&["mcp__everything__echo"]),
+            "{wire:?}"
+        );
+    }
+}
+
+#[test]
+fn any_other_reason_property_is_still_the_tools_own() {
+    for wire in ALL {
+        let mut foreign = already_augmented(wire, "ticket");
+        let text = foreign
+            .to_string()
+            .replace("Shown to the human", "Shown to the auditor");
+        foreign = serde_json::from_str(&text).unwrap();
+        // And the layer's own property, listed as required, is somebody's: the layer never
+        // requires it.
+        let mut required = already_augmented(wire, "refund");
+        let schema = match wire {
+            Api::Anthropic => "/input_schema",
+            Api::OpenAiChat => "/function/parameters",
+            Api::OpenAiResponses => "/parameters",
+            _ => "/functionDeclarations/0/parametersJsonSchema",
+        };
+        required.pointer_mut(schema).unwrap()["required"] = json!([REASON_PARAM]);
+        let sent = [foreign, required];
+        let listing = augment_tools(wire, &sent);
+        assert!(!listing.changed, "{wire:?}");
+        assert!(
+            listing.tracked.is_empty(),
+            "{wire:?}: {:?}",
+            listing.tracked
+        );
+    }
+}

@@ -78,11 +78,25 @@ impl ClaudeCode {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> ClaudeCode {
+        let api = format!("http://{}", gateway.address);
+        ClaudeCode::run_at(&api, &gateway.log, prompt, allowed, args, env)
+    }
+
+    /// The same with `api` as Claude Code's base URL (a gateway, or a scripted upstream itself),
+    /// the hook reading the reasons log `log`.
+    pub fn run_at(
+        api: &str,
+        log: &Path,
+        prompt: &str,
+        allowed: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> ClaudeCode {
         let claude = part(CLAUDE_CODE);
         let sandbox = Sandbox::new();
         let home = sandbox.path("home");
         // The hook as a person installs it: one command, into a HOME with no settings yet.
-        install_hook("claude-code", &[("HOME", &home)], &gateway.log);
+        install_hook("claude-code", &[("HOME", &home)], log);
         let settings: Value = serde_json::from_slice(
             &std::fs::read(home.join(".claude/settings.json")).expect("settings written"),
         )
@@ -92,7 +106,7 @@ impl ClaudeCode {
             format!(
                 "{} hook claude-code --reasons-log {}",
                 installed_binary().display(),
-                gateway.log.display()
+                log.display()
             )
         );
         let mut command = Command::new(claude);
@@ -110,7 +124,7 @@ impl ClaudeCode {
         // Nothing of this machine's own setup: only what the run is given.
         sandbox.apply(&mut command);
         command
-            .env("ANTHROPIC_BASE_URL", format!("http://{}", gateway.address))
+            .env("ANTHROPIC_BASE_URL", api)
             .env("ANTHROPIC_API_KEY", API_KEY)
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .envs(env.iter().copied());
@@ -132,6 +146,11 @@ impl ClaudeCode {
     /// What `--output-format json` printed.
     pub fn output(&self) -> &Value {
         &self.result
+    }
+
+    /// The folder it worked in.
+    pub fn work(&self) -> PathBuf {
+        self.sandbox.path("work")
     }
 
     pub fn session(&self) -> &str {
