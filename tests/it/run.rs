@@ -214,6 +214,12 @@ fn claude_code_is_pointed_at_the_gateway_with_the_hook_for_this_run_and_its_own_
     assert_eq!(args[0], "--settings", "{args:?}");
     let given: Value = serde_json::from_str(&args[1]).unwrap();
     assert_eq!(given["env"]["ANTHROPIC_BASE_URL"], url.as_str());
+    // Auto mode classifies on Claude Code's own stripped copy of each call, not at the API.
+    assert_eq!(given["env"]["CLAUDE_CODE_AUTO_MODE_SERVER"], "0");
+    assert_eq!(
+        agent_env(&sandbox, "CLAUDE_CODE_AUTO_MODE_SERVER").as_deref(),
+        Some("0")
+    );
     let command = given["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         .as_str()
         .unwrap();

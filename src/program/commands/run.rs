@@ -567,8 +567,15 @@ fn wire(
         Agent::ClaudeCode => {
             let url = through("anthropic", "");
             wiring.env.push(("ANTHROPIC_BASE_URL".into(), url.clone()));
+            // The gateway takes the API's classifier request off (no policy may read a reason):
+            // without this, Claude Code's auto mode waits for a verdict that never comes instead
+            // of classifying each call itself, on its own copy, which the gateway stripped.
+            wiring
+                .env
+                .push(("CLAUDE_CODE_AUTO_MODE_SERVER".into(), "0".into()));
             // Settings given on the command line come before the user's: their `env` too.
-            let mut settings = json!({"env": {"ANTHROPIC_BASE_URL": url}});
+            let mut settings =
+                json!({"env": {"ANTHROPIC_BASE_URL": url, "CLAUDE_CODE_AUTO_MODE_SERVER": "0"}});
             if claude_settings().is_some_and(|user| runs_our_hook(&user, "claude-code")) {
                 wiring.hook = Err("Claude Code's settings already run the hook".into());
             } else {
