@@ -85,6 +85,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             strip: !args.no_strip,
             verbose: args.verbose,
             restore: !args.no_restore,
+            max_body: args.max_body,
         }),
         Command::Watch(args) => {
             let reasons_log = args.reasons_log.or_else(reasons_log::default_path);
