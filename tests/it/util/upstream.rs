@@ -244,14 +244,15 @@ fn write_faulty(writer: &mut TcpStream, bytes: &[u8], at: usize, fault: Fault) {
     let prefix = &bytes[..at.min(bytes.len())];
     let head = match fault {
         Fault::ShortLength => format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n",
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
             bytes.len()
         ),
         Fault::CloseDelimited => {
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
                 .to_owned()
         }
-        _ => "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+        // The connection is closed after each: said, so that no client keeps it for the next.
+        _ => "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n"
             .to_owned(),
     };
     if writer.write_all(head.as_bytes()).is_err() {
