@@ -24,6 +24,15 @@
 //! build of `reasons` (an older commit's, say) in one run: the same requests alternately through
 //! each, the first event and the unpaced 1.4 MiB answer for each envelope, and their ratio.
 //!
+//! `cargo bench --bench gateway -- soak` runs the soak instead: `REASONS_SOAK_AGENTS` agents
+//! (default 50) for `REASONS_SOAK_MINUTES` minutes (default 10), each sending one streamed
+//! request after another (the four envelopes in turn) to a flaky upstream that cuts
+//! `REASONS_SOAK_CUTS` per mille of its answers at a random byte (default 10: 1%) and stalls
+//! `REASONS_SOAK_STALLS` per mille past the agents' patience of 2 s (default 10). It prints the
+//! requests answered, cut and given up on, the reasons logged against those taken off answers
+//! that arrived whole, any reason that reached an agent, and the gateway's resident memory and
+//! open descriptors every `REASONS_SOAK_EVERY` seconds (default 30).
+//!
 //! Settings, from the environment: `REASONS_BENCH_REQUESTS` (requests timed for the first
 //! event, default 2000), `REASONS_BENCH_SOAK` (requests between the two memory readings,
 //! default 10000).
@@ -70,6 +79,10 @@ fn main() {
     if std::env::args().skip(1).any(|arg| arg == "restoration") {
         let dir = tempfile::tempdir().expect("a temporary directory");
         restoration_cost(dir.path(), requests);
+        return;
+    }
+    if std::env::args().skip(1).any(|arg| arg == "soak") {
+        soak_flaky();
         return;
     }
     // `cargo bench --bench gateway -- against OTHER`: this build against another.
@@ -199,6 +212,192 @@ fn scripted_model(envelopes: &[Envelope]) -> Upstream {
             Answer::Events(small.clone())
         }
     })
+}
+
+/// How one soak request ended, as its agent saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// Whole, its call's reason taken off.
+    Whole,
+    /// Broken off (the upstream cut it).
+    Cut,
+    /// The agent gave up waiting (the upstream stalled).
+    GaveUp,
+}
+
+/// N agents for D minutes against a flaky upstream (see the top of the file).
+fn soak_flaky() {
+    let agents = setting("REASONS_SOAK_AGENTS", 50);
+    let minutes = setting("REASONS_SOAK_MINUTES", 10);
+    let cuts = setting("REASONS_SOAK_CUTS", 10) as u64;
+    let stalls = setting("REASONS_SOAK_STALLS", 10) as u64;
+    let every = Duration::from_secs(setting("REASONS_SOAK_EVERY", 30) as u64);
+    let patience = Duration::from_secs(2);
+    let envelopes = envelopes();
+    let answers: Vec<(&'static str, Vec<u8>)> = envelopes
+        .iter()
+        .map(|envelope| (envelope.path, envelope.small.concat()))
+        .collect();
+    let drawn = std::sync::atomic::AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+    let upstream = Upstream::keeping(0, move |request| {
+        let (_, bytes) = answers
+            .iter()
+            .find(|(path, _)| request.path.starts_with(path))
+            .expect("a scripted path");
+        // A shared xorshift: which answers break, and where, differs from run to run only by
+        // the order the agents' requests arrive in.
+        let mut x = drawn.fetch_add(0x9e37_79b9_7f4a_7c15, std::sync::atomic::Ordering::Relaxed);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let roll = x % 1000;
+        let at = (x >> 20) as usize % bytes.len();
+        if roll < cuts {
+            Answer::Faulty(bytes.clone(), at, upstream::Fault::Close)
+        } else if roll < cuts + stalls {
+            Answer::Faulty(bytes.clone(), at, upstream::Fault::Stall(patience * 2))
+        } else {
+            Answer::Events(bytes.chunks(64).map(<[u8]>::to_vec).collect())
+        }
+    });
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let log = dir.path().join("reasons.jsonl");
+    let (mut child, gateway) = start_gateway(&upstream.url(), &log, &[]);
+    let pid = child.id();
+    println!(
+        "soak: {agents} agents for {minutes} min, {:.1}% cuts and {:.1}% stalls of {} s, on {} cores",
+        cuts as f64 / 10.0,
+        stalls as f64 / 10.0,
+        (patience * 2).as_secs(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let deadline = Instant::now() + Duration::from_secs(60 * minutes as u64);
+    let tally = std::sync::Arc::new(std::sync::Mutex::new((0usize, 0usize, 0usize, 0usize)));
+    let workers: Vec<_> = (0..agents)
+        .map(|agent| {
+            let envelopes = envelopes.clone();
+            let tally = std::sync::Arc::clone(&tally);
+            std::thread::spawn(move || {
+                let mut n = agent;
+                while Instant::now() < deadline {
+                    let envelope = &envelopes[n % envelopes.len()];
+                    n += 1;
+                    let (ended, leaked) = soak_request(gateway, envelope, patience);
+                    let mut tally = tally.lock().expect("the tally");
+                    match ended {
+                        Ended::Whole => tally.0 += 1,
+                        Ended::Cut => tally.1 += 1,
+                        Ended::GaveUp => tally.2 += 1,
+                    }
+                    tally.3 += usize::from(leaked);
+                }
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    println!(
+        "{:>8} {:>10} {:>9} {:>8}",
+        "minute", "answered", "RSS KiB", "fds"
+    );
+    let sample = |at: Duration| {
+        let answered = tally.lock().expect("the tally").0;
+        println!(
+            "{:>8.1} {:>10} {:>9} {:>8}",
+            at.as_secs_f64() / 60.0,
+            answered,
+            rss_kib(pid),
+            descriptors(pid)
+        );
+    };
+    sample(Duration::ZERO);
+    while Instant::now() < deadline {
+        std::thread::sleep(every.min(deadline.saturating_duration_since(Instant::now())));
+        sample(start.elapsed());
+    }
+    for worker in workers {
+        worker.join().expect("an agent");
+    }
+    // The stalled answers whose agents left are dropped by the gateway at once; let the last
+    // streams finish.
+    std::thread::sleep(Duration::from_secs(1));
+    sample(start.elapsed());
+    let (whole, cut, gave_up, leaked) = *tally.lock().expect("the tally");
+    let logged = std::fs::read_to_string(&log)
+        .map(|text| text.lines().count())
+        .unwrap_or(0);
+    println!(
+        "\nrequests: {} ({whole} whole, {cut} broken off, {gave_up} given up on); {:.0} a second",
+        whole + cut + gave_up,
+        (whole + cut + gave_up) as f64 / start.elapsed().as_secs_f64()
+    );
+    println!(
+        "reasons: {whole} taken off answers that arrived whole, {logged} logged ({} more: calls \
+         that completed before their stream broke off); reasons that reached an agent: {leaked}",
+        logged as i64 - whole as i64
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// One streamed request of a soak's agent, on a connection of its own: how it ended, and
+/// whether anything of a reason reached the agent.
+fn soak_request(gateway: SocketAddr, envelope: &Envelope, patience: Duration) -> (Ended, bool) {
+    let Ok(stream) = TcpStream::connect(gateway) else {
+        return (Ended::Cut, false);
+    };
+    let _ = stream.set_read_timeout(Some(patience));
+    let mut reader = BufReader::new(stream.try_clone().expect("a second handle"));
+    let mut writer = stream;
+    let head = format!(
+        "POST {} HTTP/1.1\r\nhost: soak\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        envelope.path,
+        envelope.body.len()
+    );
+    if writer
+        .write_all(&[head.as_bytes(), envelope.body.as_bytes()].concat())
+        .is_err()
+    {
+        return (Ended::Cut, false);
+    }
+    let mut status = String::new();
+    let mut body = Vec::new();
+    let ended = match reader.read_line(&mut status) {
+        Ok(_) if status.contains(" 200 ") => match read_headers(&mut reader) {
+            Some(_) => match read_chunks(&mut reader, &mut body) {
+                Some(()) => Ended::Whole,
+                None => timed_out_or_cut(&mut reader),
+            },
+            None => Ended::Cut,
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => Ended::GaveUp,
+        Err(error) if error.kind() == std::io::ErrorKind::TimedOut => Ended::GaveUp,
+        _ => Ended::Cut,
+    };
+    let text = String::from_utf8_lossy(&body);
+    (
+        ended,
+        text.contains("See what the folder holds") || text.contains("\\\"reason"),
+    )
+}
+
+/// Whether a chunked body that did not end was given up on (the read timed out) or cut.
+fn timed_out_or_cut(reader: &mut BufReader<TcpStream>) -> Ended {
+    let mut probe = [0; 1];
+    match reader.read(&mut probe) {
+        Err(error)
+            if matches!(
+                error.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            Ended::GaveUp
+        }
+        _ => Ended::Cut,
+    }
+}
+
+fn descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
 }
 
 /// This build's gateway against another build's, on the same requests, alternately.

@@ -401,9 +401,16 @@ pub struct GatewayArgs {
     #[arg(long)]
     pub no_restore: bool,
 
-    /// Print each reason on stderr as `tool: reason` as it is taken off. Without it the gateway
-    /// writes nothing after its startup line but that an upstream cannot be reached, or the
-    /// reasons log cannot be written (`reasons watch` is where reasons are seen).
+    /// The largest request body the gateway reads (to an API's path: it holds those whole to
+    /// rewrite them); a larger one is answered 413 in the API's own error envelope, before it is
+    /// read. SIZE in bytes, or with K, M or G (KiB, MiB, GiB).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub max_body: u64,
+
+    /// Print each reason on stderr as `tool: reason` as it is taken off, and each call a broken
+    /// stream cut off. Without it the gateway writes nothing after its startup line but that an
+    /// upstream cannot be reached, or the reasons log cannot be written (`reasons watch` is where
+    /// reasons are seen).
     #[arg(short, long)]
     pub verbose: bool,
 }
@@ -448,6 +455,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_restore: bool,
 
+    /// The largest request body the gateway reads; a larger one is answered 413 (see `reasons
+    /// gateway`).
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+    pub max_body: u64,
+
     /// Print each reason on stderr as `tool: reason` as it is taken off.
     #[arg(short, long)]
     pub verbose: bool,
@@ -485,6 +497,30 @@ pub enum RunAgent {
     Copilot,
     /// Cline's command line (`cline`).
     Cline,
+}
+
+/// A size as `--max-body` takes it: bytes, or a number followed by K, M or G (binary: KiB, MiB,
+/// GiB, which are also taken).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text}: give a number of bytes, as 1048576, 1024K or 64M"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" | "kb" => 10,
+        "m" | "mib" | "mb" => 20,
+        "g" | "gib" | "gb" => 30,
+        _ => return Err(format!("{text}: the unit is one of K, M, G")),
+    };
+    number
+        .checked_mul(1 << shift)
+        .filter(|size| *size > 0)
+        .ok_or_else(|| format!("{text}: give a size above 0 and below 16 EiB"))
 }
 
 /// Options of `reasons hook`.

@@ -11,7 +11,9 @@
 //! - a `tool_use` block starts at its index, ending a block left open there;
 //! - `input_json_delta` fragments at an open block's index join its input's text;
 //! - `content_block_stop` ends the block at its index; `message_start` and the end of the stream
-//!   (or its breaking off) end every open block, in index order;
+//!   end every open block, in index order (a reader keeps what a recorded stream holds; the
+//!   gateway, which must not send on a call a broken stream cut off, drops the blocks still open
+//!   when a live stream breaks off: see `gateway/anthropic.rs`);
 //! - a block's arguments are its fragments joined, or, when no fragment came, the input of its
 //!   start.
 
@@ -71,6 +73,11 @@ impl<T> StreamedBlocks<T> {
     /// Whether a block is open at `index`.
     pub fn is_open(&self, index: u64) -> bool {
         self.open.contains_key(&index)
+    }
+
+    /// The open blocks, in index order.
+    pub fn iter(&self) -> impl Iterator<Item = &StreamedBlock<T>> {
+        self.open.values()
     }
 
     /// What is kept beside each open block.
@@ -155,7 +162,13 @@ impl Room for Anthropic {
         has_header("anthropic-version") || has_header("x-api-key")
     }
 
-    fn error_body(&self, _status: u16, message: &str) -> Value {
-        json!({"type": "error", "error": {"type": "api_error", "message": message}})
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        // The API's own types for these statuses, which the SDKs and Claude Code tell apart.
+        let kind = match status {
+            413 => "request_too_large",
+            400..=499 => "invalid_request_error",
+            _ => "api_error",
+        };
+        json!({"type": "error", "error": {"type": kind, "message": message}})
     }
 }

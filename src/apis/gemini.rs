@@ -121,6 +121,10 @@ impl Room for Gemini {
     }
 
     fn error_body(&self, status: u16, message: &str) -> Value {
-        json!({"error": {"code": status, "message": message, "status": "UNAVAILABLE"}})
+        let kind = match status {
+            400..=499 => "INVALID_ARGUMENT",
+            _ => "UNAVAILABLE",
+        };
+        json!({"error": {"code": status, "message": message, "status": kind}})
     }
 }

@@ -76,8 +76,8 @@ impl Room for OpenAiChat {
         has_header("authorization")
     }
 
-    fn error_body(&self, _status: u16, message: &str) -> Value {
-        error_body(message)
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        error_body(status, message)
     }
 }
 
@@ -96,8 +96,12 @@ pub(super) fn is_a_function(tool: &Value) -> bool {
 }
 
 /// OpenAI's error envelope.
-pub(super) fn error_body(message: &str) -> Value {
-    json!({"error": {"message": message, "type": "server_error", "param": null, "code": null}})
+pub(super) fn error_body(status: u16, message: &str) -> Value {
+    let kind = match status {
+        400..=499 => "invalid_request_error",
+        _ => "server_error",
+    };
+    json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
 }
 
 /// The stream a fragment belongs to: the completion's `id`, when the chunk has one, and the
@@ -155,6 +159,11 @@ impl<T> StreamedCalls<T> {
     /// Whether no call is open.
     pub fn is_idle(&self) -> bool {
         self.open.is_empty()
+    }
+
+    /// The open calls, in the order they started.
+    pub fn iter(&self) -> impl Iterator<Item = &StreamedCall<T>> {
+        self.open.iter()
     }
 
     /// What is kept beside each open call.

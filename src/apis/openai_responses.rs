@@ -50,7 +50,7 @@ impl Room for OpenAiResponses {
         Some(OPENAI)
     }
 
-    fn error_body(&self, _status: u16, message: &str) -> Value {
-        error_body(message)
+    fn error_body(&self, status: u16, message: &str) -> Value {
+        error_body(status, message)
     }
 }

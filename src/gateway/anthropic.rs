@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::rewrite::{EventRewriter, Output};
+use super::rewrite::{CutCall, EventRewriter, Output};
 use super::sse::{self, Fields};
 use crate::apis::anthropic::{StreamedBlock, StreamedBlocks};
 use crate::apis::Api;
@@ -114,7 +114,7 @@ impl MessageStream {
             .extend(sse::event(Some("content_block_delta"), &delta.to_string()));
     }
 
-    /// Every open block ends (a new message, or the end of the stream), in index order.
+    /// Every open block ends (a new message, or the message's own end), in index order.
     fn end_all(&mut self, out: &mut Output) {
         let ended: Vec<(u64, StreamedBlock<Kept>)> = self.blocks.end().collect();
         for (index, block) in ended {
@@ -128,7 +128,12 @@ impl MessageStream {
 fn is_block_event(name: &str) -> bool {
     matches!(
         name,
-        "content_block_start" | "content_block_delta" | "content_block_stop" | "message_start"
+        "content_block_start"
+            | "content_block_delta"
+            | "content_block_stop"
+            | "message_start"
+            | "message_stop"
+            | "error"
     )
 }
 
@@ -185,17 +190,34 @@ impl EventRewriter for MessageStream {
                 }
                 out.bytes.extend_from_slice(event);
             }
-            Some("message_start") => {
+            Some("message_start" | "message_stop") => {
                 self.end_all(out);
+                out.bytes.extend_from_slice(event);
+            }
+            // The API's own error ends the stream: the blocks still open never completed.
+            Some("error") => {
+                self.cut(out);
                 out.bytes.extend_from_slice(event);
             }
             _ => out.bytes.extend_from_slice(event),
         }
     }
 
-    fn end(&mut self, out: &mut Output) {
-        // A call cut short ends as the reader ends it: its input, complete or not, goes on.
-        self.end_all(out);
+    fn cut(&mut self, out: &mut Output) {
+        // A block still open when the stream breaks off never had its stop: whatever its input
+        // looks like, the model had not finished it.
+        for (_, block) in self.blocks.end() {
+            if block.with.tracked {
+                out.cut.push(CutCall {
+                    tool: block.name,
+                    call_id: block.id,
+                });
+            }
+        }
+    }
+
+    fn holds(&self) -> bool {
+        self.blocks.iter().any(|block| block.with.held.is_some())
     }
 }
 
@@ -270,7 +292,7 @@ mod tests {
         for event in events {
             rewriter.event(event, &mut out);
         }
-        rewriter.end(&mut out);
+        rewriter.cut(&mut out);
         out
     }
 
@@ -346,25 +368,63 @@ mod tests {
         assert_eq!(out.reasons[0].reason, json!("See what the folder holds"));
     }
 
+    /// The events of `events` that are not a call's input fragments.
+    fn without_fragments(events: &[Vec<u8>]) -> Vec<u8> {
+        events
+            .iter()
+            .filter(|event| !String::from_utf8_lossy(event).contains("input_json_delta"))
+            .flatten()
+            .copied()
+            .collect()
+    }
+
     #[test]
-    fn input_that_never_completes_goes_on_as_it_came() {
-        let mut events = bash_stream(&FRAGMENTS[..2]);
+    fn a_call_the_stream_cuts_off_sends_nothing_held_and_logs_nothing() {
+        for fragments in [&FRAGMENTS[..2], &FRAGMENTS[..]] {
+            let mut events = bash_stream(fragments);
+            // Cut before the block's stop: even input that parses was not finished.
+            events.truncate(events.len() - 3);
+            let out = run(&events, tracked(&["Bash"]), true);
+            assert_eq!(out.bytes, without_fragments(&events));
+            assert!(out.reasons.is_empty());
+            assert_eq!(
+                out.cut,
+                [CutCall {
+                    tool: "Bash".to_owned(),
+                    call_id: Some("toolu_1".to_owned())
+                }]
+            );
+        }
+    }
+
+    #[test]
+    fn the_apis_error_event_cuts_the_open_call_and_goes_on() {
+        let mut events = bash_stream(&FRAGMENTS);
         events.truncate(events.len() - 3);
+        let error = event(
+            "error",
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        );
+        events.push(error.clone());
         let out = run(&events, tracked(&["Bash"]), true);
-        assert_eq!(out.bytes, events.concat());
+        assert!(out.bytes.ends_with(&error));
+        assert!(!String::from_utf8_lossy(&out.bytes).contains("See what"));
+        assert_eq!(out.cut.len(), 1);
         assert!(out.reasons.is_empty());
     }
 
     #[test]
-    fn a_stream_cut_before_the_blocks_stop_still_loses_a_complete_inputs_reason() {
+    fn message_stop_completes_a_block_left_open() {
         let mut events = bash_stream(&FRAGMENTS);
-        events.truncate(events.len() - 3);
+        let stop = events.len() - 3;
+        events.remove(stop);
         let out = run(&events, tracked(&["Bash"]), true);
         assert_eq!(
             partial_json_sent(&out.bytes),
             ["{\"command\":\"ls -la\",\"timeout\":5}"]
         );
         assert_eq!(out.reasons.len(), 1);
+        assert!(out.cut.is_empty());
     }
 
     #[test]

@@ -3,14 +3,15 @@
 //!
 //! The fragments of a call to a tracked tool are taken out of the chunks that carry them (a chunk
 //! left with nothing else is held back whole) until the rule ends the call — a new id at its
-//! index, its choice's `finish_reason`, `[DONE]` or the end of the stream — and are then sent in
-//! one chunk of their own holding the stripped arguments.
+//! index, its choice's `finish_reason` or `[DONE]` — and are then sent in one chunk of their own
+//! holding the stripped arguments. A stream that ends without any of them broke off: its open
+//! calls are dropped.
 
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::rewrite::{EventRewriter, Output};
+use super::rewrite::{CutCall, EventRewriter, Output};
 use super::sse::{self, Fields};
 use crate::apis::openai_chat::{
     index_or_position, Fragment, StreamKey, StreamedCall, StreamedCalls,
@@ -199,7 +200,10 @@ impl EventRewriter for ChunkStream {
             return;
         };
         if fields.data.trim() == "[DONE]" {
-            self.end(out);
+            // The stream's own end: every call it started is complete.
+            let mut ended = Vec::new();
+            self.calls.end(&mut ended);
+            self.finish_all(ended, out);
             out.bytes.extend_from_slice(event);
             return;
         }
@@ -231,10 +235,23 @@ impl EventRewriter for ChunkStream {
         }
     }
 
-    fn end(&mut self, out: &mut Output) {
-        let mut ended = Vec::new();
-        self.calls.end(&mut ended);
-        self.finish_all(ended, out);
+    fn cut(&mut self, out: &mut Output) {
+        // A call still open when the stream breaks off had neither its choice's finish nor the
+        // stream's `[DONE]`: the model had not finished it.
+        let mut open = Vec::new();
+        self.calls.end(&mut open);
+        for call in open {
+            if self.tracked.contains(&call.name) {
+                out.cut.push(CutCall {
+                    tool: call.name,
+                    call_id: call.id,
+                });
+            }
+        }
+    }
+
+    fn holds(&self) -> bool {
+        self.calls.iter().any(|call| call.with.held)
     }
 }
 
@@ -286,7 +303,7 @@ mod tests {
         for event in events {
             stream.event(event, &mut out);
         }
-        stream.end(&mut out);
+        stream.cut(&mut out);
         out
     }
 
@@ -381,10 +398,40 @@ mod tests {
             start(0, 0, "call_a", "shell"),
             fragment(0, 0, "{\"command\": "),
             fragment(0, 0, "\"ls\"}"),
+            finish(0),
         ];
         let out = run(&events, true);
         assert_eq!(sent(&out.bytes).0[&(0, 0)], "{\"command\": \"ls\"}");
         assert!(out.reasons.is_empty());
+    }
+
+    #[test]
+    fn a_call_the_stream_cuts_off_sends_nothing_held_and_logs_nothing() {
+        let events = vec![
+            delta(0, json!({"content": "Running it."})),
+            start(0, 0, "call_a", "shell"),
+            fragment(0, 0, "{\"command\":\"ls\","),
+            fragment(0, 0, "\"reason\":\"SECRET\"}"),
+        ];
+        let out = run(&events, true);
+        let text = String::from_utf8(out.bytes.clone()).unwrap();
+        assert!(
+            text.contains("Running it.") && text.contains("call_a"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("SECRET") && !text.contains("command"),
+            "{text}"
+        );
+        assert!(out.reasons.is_empty());
+        assert_eq!(out.cut.len(), 1);
+        assert_eq!(out.cut[0].call_id.as_deref(), Some("call_a"));
+        // `[DONE]` is the stream's end: the same call is complete there.
+        let mut done = events.clone();
+        done.push(b"data: [DONE]\n\n".to_vec());
+        let out = run(&done, true);
+        assert_eq!(out.reasons.len(), 1);
+        assert!(out.cut.is_empty());
     }
 
     #[test]
@@ -413,7 +460,7 @@ mod tests {
             json!([{"index": 0, "delta": {"content": "and", "tool_calls": [
             {"index": 0, "function": {"arguments": "{\"reason\":\"r\"}"}}]}, "finish_reason": null}]),
         );
-        let out = run(&[start(0, 0, "call_a", "shell"), mixed], true);
+        let out = run(&[start(0, 0, "call_a", "shell"), mixed, finish(0)], true);
         let (arguments, datas) = sent(&out.bytes);
         assert_eq!(arguments[&(0, 0)], "{}");
         assert!(datas

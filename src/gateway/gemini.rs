@@ -43,7 +43,17 @@ impl EventRewriter for ChunkStream {
         }
     }
 
-    fn end(&mut self, _out: &mut Output) {}
+    fn cut(&mut self, _out: &mut Output) {}
+
+    /// A Gemini call arrives whole in its chunk, and nothing is held between chunks: a chunk
+    /// that names a call and cannot be read is the one place its reason could pass.
+    fn unreadable_breaks(&self, event: &[u8]) -> bool {
+        self.strip && memchr::memmem::find(event, b"functionCall").is_some()
+    }
+
+    fn holds(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ pub mod sse;
 pub use classifier::betas_without_the_tool_use_classifier;
 pub use history::{Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
 use rewrite::EventRewriter;
-pub use rewrite::Output;
+pub use rewrite::{CutCall, Output};
 
 use std::sync::Arc;
 
@@ -119,17 +119,23 @@ impl Exchange {
             return Answer {
                 body: None,
                 reasons,
+                withheld: false,
             };
         }
         let Ok(mut value) = serde_json::from_slice::<Value>(body) else {
             return Answer {
                 body: None,
                 reasons,
+                withheld: self.strip,
             };
         };
         let changed = strip_answer(self.api, &mut value, &self.tracked, &mut reasons);
         let body = (changed && self.strip).then(|| value.to_string().into_bytes());
-        Answer { body, reasons }
+        Answer {
+            body,
+            reasons,
+            withheld: false,
+        }
     }
 
     /// A rewriter for an answer that streams as server-sent events.
@@ -146,6 +152,7 @@ impl Exchange {
         Stream {
             splitter: sse::Splitter::new(),
             rewriter,
+            broken: false,
         }
     }
 }
@@ -157,6 +164,10 @@ pub struct Answer {
     pub body: Option<Vec<u8>>,
     /// The reasons taken off its calls (also with `--no-strip`, where the calls keep them).
     pub reasons: Vec<TakenReason>,
+    /// Whether the body must not be passed on: it is not JSON (an answer the upstream cut off
+    /// before its end), so the layer cannot take the reasons off its calls, and its bytes may
+    /// hold one. The client could not have read it either.
+    pub withheld: bool,
 }
 
 /// The stream of an exchange with nothing to take off.
@@ -167,36 +178,103 @@ impl EventRewriter for Unchanged {
         out.bytes.extend_from_slice(event);
     }
 
-    fn end(&mut self, _out: &mut Output) {}
+    fn cut(&mut self, _out: &mut Output) {}
+
+    fn holds(&self) -> bool {
+        false
+    }
 }
 
 /// An answer streaming as server-sent events, rewritten as its bytes arrive.
 ///
 /// Only a call's argument fragments are held back, until the call is complete; every other event
-/// is handed on as soon as its last byte has arrived.
+/// is handed on as soon as its last byte has arrived. A stream that breaks off releases nothing
+/// it held: see [`Stream::end`].
 pub struct Stream {
     splitter: sse::Splitter,
     rewriter: Box<dyn EventRewriter>,
+    /// Whether the stream broke: nothing more is sent, and the client's stream is to break off.
+    broken: bool,
 }
 
 impl Stream {
-    /// The next bytes from the upstream.
+    /// The next bytes from the upstream. Once the stream is broken, nothing more goes out.
     pub fn push(&mut self, bytes: &[u8]) -> Output {
         let mut out = Output::default();
+        if self.broken {
+            return out;
+        }
         let rewriter = &mut self.rewriter;
-        self.splitter
-            .push(bytes, &mut |event| rewriter.event(event, &mut out));
+        let broken = &mut self.broken;
+        self.splitter.push(bytes, &mut |event| {
+            if *broken {
+                return;
+            }
+            if rewriter.unreadable_breaks(event) && is_unreadable(event) {
+                // It may be a piece of the held call (an event split in two, a line broken
+                // inside a string): the gateway cannot take a reason off what it cannot read,
+                // and every client's SDK fails on it too.
+                rewriter.cut(&mut out);
+                *broken = true;
+                return;
+            }
+            rewriter.event(event, &mut out);
+        });
         out
     }
 
-    /// The upstream's stream ended (or broke off): what was held back, and any incomplete last
-    /// event, go out as they came.
-    pub fn end(&mut self) -> Output {
+    /// The upstream's stream ended, `cleanly` when its HTTP body came to its end rather than
+    /// failing (a reset, a timeout, a body shorter than it said).
+    ///
+    /// An incomplete last event is dropped, as every client drops it (an event is dispatched at
+    /// its empty line). The stream is broken — [`Stream::is_broken`] — when the body failed,
+    /// when it ended inside an event, or when it ended while a call was held (the API's
+    /// terminal event completes every call): the calls held are then dropped, never sent, and
+    /// noted in [`Output::cut`]; nothing of them is logged.
+    pub fn end(&mut self, cleanly: bool) -> Output {
         let mut out = Output::default();
-        self.rewriter.end(&mut out);
-        out.bytes.extend_from_slice(&self.splitter.rest());
+        if self.broken {
+            return out;
+        }
+        let rest = self.splitter.rest();
+        let inside_an_event = rest.iter().any(|byte| !byte.is_ascii_whitespace());
+        self.rewriter.cut(&mut out);
+        self.broken = !cleanly || inside_an_event || !out.cut.is_empty();
         out
     }
+
+    /// Whether the stream broke off: the client's stream must break off too, so that no client
+    /// takes what it received for a complete answer.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Whether a call's fragments are held back now: a client that leaves cuts it off.
+    pub fn holds(&self) -> bool {
+        self.rewriter.holds()
+    }
+
+    /// The calls held back now, dropped: the stream ends here (the client went away).
+    pub fn abandon(&mut self) -> Output {
+        let mut out = Output::default();
+        if !self.broken {
+            self.rewriter.cut(&mut out);
+            self.broken = true;
+        }
+        out
+    }
+}
+
+/// Whether an event carries data that is not JSON (nor Chat's closing `[DONE]`). An event with
+/// no data (a comment, a keep-alive) is readable: it says nothing.
+fn is_unreadable(event: &[u8]) -> bool {
+    let Some(fields) = sse::Fields::parse(event) else {
+        return true;
+    };
+    let data = fields.data.trim();
+    !data.is_empty()
+        && data != "[DONE]"
+        && serde_json::from_str::<serde::de::IgnoredAny>(data).is_err()
 }
 
 impl std::fmt::Debug for Stream {

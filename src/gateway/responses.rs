@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::rewrite::{EventRewriter, Output};
+use super::rewrite::{CutCall, EventRewriter, Output};
 use super::sse::{self, Fields};
 use crate::apis::Api;
 use crate::layer::wire::{strip_answer, strip_call};
@@ -33,6 +33,9 @@ pub struct EventStream {
     items: HashMap<String, Item>,
     /// Calls whose reason was noted: the same call comes by up to four times.
     noted: HashSet<String>,
+    /// The items of tracked calls whose arguments completed: a `done` repeated for one of them
+    /// loses the reason too.
+    completed: HashSet<String>,
 }
 
 impl EventStream {
@@ -42,6 +45,7 @@ impl EventStream {
             strip,
             items: HashMap::new(),
             noted: HashSet::new(),
+            completed: HashSet::new(),
         }
     }
 
@@ -56,7 +60,14 @@ impl EventStream {
     /// An item's complete arguments have come: its reason is noted and the held deltas go out,
     /// as one stripped delta when there was a reason to take off.
     fn complete(&mut self, item_id: &str, arguments: &str, out: &mut Output) -> Option<String> {
-        let item = self.items.remove(item_id)?;
+        let Some(item) = self.items.remove(item_id) else {
+            // A `done` sent again: its call was noted the first time.
+            let again = self.completed.contains(item_id);
+            return strip_arguments_text(arguments)
+                .filter(|_| again)
+                .map(|(_, stripped)| stripped);
+        };
+        self.completed.insert(item_id.to_owned());
         let Some((reason, stripped)) = strip_arguments_text(arguments) else {
             out.bytes.extend_from_slice(&item.held);
             return None;
@@ -179,6 +190,9 @@ impl EventStream {
                 }
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
+                // The response's end: an item whose arguments never had their `done` is in
+                // its output, whole, and loses its reason there; its deltas are not sent.
+                self.items.clear();
                 let Some(response) = data.get_mut("response") else {
                     return Verdict::Unchanged;
                 };
@@ -186,6 +200,11 @@ impl EventStream {
                     true => Verdict::Changed,
                     false => Verdict::Unchanged,
                 }
+            }
+            // The API's own error ends the stream: the items still held never completed.
+            "error" => {
+                self.cut(out);
+                Verdict::Unchanged
             }
             _ => Verdict::Unchanged,
         }
@@ -209,6 +228,7 @@ fn is_call_event(kind: &str) -> bool {
             | "response.completed"
             | "response.incomplete"
             | "response.failed"
+            | "error"
     )
 }
 
@@ -254,8 +274,9 @@ impl EventRewriter for EventStream {
         }
     }
 
-    fn end(&mut self, out: &mut Output) {
-        // Arguments that never completed go on as they came: nothing is lost.
+    fn cut(&mut self, out: &mut Output) {
+        // Arguments still held when the stream breaks off never had their `done`: the model had
+        // not finished them.
         let mut items: Vec<Item> = self.items.drain().map(|(_, item)| item).collect();
         items.sort_by_key(|item| {
             item.first_delta
@@ -263,8 +284,15 @@ impl EventRewriter for EventStream {
                 .and_then(|d| d.get("sequence_number")?.as_u64())
         });
         for item in items {
-            out.bytes.extend_from_slice(&item.held);
+            out.cut.push(CutCall {
+                tool: item.tool,
+                call_id: item.call_id,
+            });
         }
+    }
+
+    fn holds(&self) -> bool {
+        !self.items.is_empty()
     }
 }
 
@@ -324,7 +352,7 @@ mod tests {
         for event in events {
             stream.event(event, &mut out);
         }
-        stream.end(&mut out);
+        stream.cut(&mut out);
         let mut sent = Vec::new();
         Splitter::new().push(&out.bytes, &mut |event| {
             sent.push(serde_json::from_str(&Fields::parse(event).unwrap().data).unwrap());
@@ -396,10 +424,21 @@ mod tests {
     }
 
     #[test]
-    fn arguments_that_never_complete_go_on_as_they_came() {
+    fn arguments_the_stream_cuts_off_are_never_sent() {
         let events = full_stream();
         let (sent, reasons) = run(&events[..4], true);
-        assert_eq!(sent.len(), 4);
+        // The response's start and the item's announcement; no delta.
+        assert_eq!(sent.len(), 2);
         assert!(reasons.is_empty());
+        let tracked: ToolNames = ["exec_command".to_owned()].into();
+        let mut stream = EventStream::new(Arc::new(tracked), true);
+        let mut out = Output::default();
+        for event in &events[..4] {
+            stream.event(event, &mut out);
+        }
+        assert!(stream.holds());
+        stream.cut(&mut out);
+        assert_eq!(out.cut.len(), 1);
+        assert_eq!(out.cut[0].call_id.as_deref(), Some("call_1"));
     }
 }

@@ -11,6 +11,27 @@ pub struct Output {
     /// The reasons taken off the calls these bytes complete. Log them before sending the bytes:
     /// a hook that runs when the agent receives a call looks for its reason.
     pub reasons: Vec<TakenReason>,
+    /// The calls the stream broke off in before they were complete: what was held of them was
+    /// dropped, never sent, and nothing of them is logged.
+    pub cut: Vec<CutCall>,
+}
+
+/// A call a broken stream cut off before it was complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutCall {
+    /// Its tool.
+    pub tool: String,
+    /// Its id, when the stream had given one.
+    pub call_id: Option<String>,
+}
+
+impl std::fmt::Display for CutCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.call_id {
+            Some(id) => write!(f, "{} ({id})", self.tool),
+            None => f.write_str(&self.tool),
+        }
+    }
 }
 
 impl Output {
@@ -18,6 +39,7 @@ impl Output {
     pub fn append(&mut self, mut after: Output) {
         self.bytes.append(&mut after.bytes);
         self.reasons.append(&mut after.reasons);
+        self.cut.append(&mut after.cut);
     }
 }
 
@@ -25,6 +47,14 @@ impl Output {
 pub(crate) trait EventRewriter: Send {
     /// One complete event, as the bytes it came as.
     fn event(&mut self, event: &[u8], out: &mut Output);
-    /// The stream ended: whatever is held back goes out as it came.
-    fn end(&mut self, out: &mut Output);
+    /// The stream broke off (or ended without completing what is held): every call held back
+    /// is dropped, noted in `out.cut`, and nothing of it is sent or logged.
+    fn cut(&mut self, out: &mut Output);
+    /// Whether an event the rewriter cannot read would break the stream here: it may be a piece
+    /// of a call whose reason the gateway cannot take off (by default, while a call is held).
+    fn unreadable_breaks(&self, _event: &[u8]) -> bool {
+        self.holds()
+    }
+    /// Whether a call's fragments are held back now.
+    fn holds(&self) -> bool;
 }

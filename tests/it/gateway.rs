@@ -319,7 +319,7 @@ fn an_unreachable_upstream_is_a_502_in_anthropics_envelope_and_the_gateway_keeps
 }
 
 #[test]
-fn a_stream_cut_midway_sends_what_came_and_the_gateway_keeps_serving() {
+fn a_stream_cut_midway_sends_nothing_held_and_the_gateway_keeps_serving() {
     let content = [
         json!({"type": "tool_use", "id": "toolu_cut", "name": "Bash",
         "input": {"command": "make", "reason": REASON}}),
@@ -335,15 +335,27 @@ fn a_stream_cut_midway_sends_what_came_and_the_gateway_keeps_serving() {
             Answer::Json(200, json!({"content": []}))
         }
     });
-    let gateway = Gateway::start(&upstream.url(), &[]);
+    let gateway = Gateway::start(&upstream.url(), &["-v"]);
     let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], true));
-    // Whatever arrived went on, the held fragments too: nothing is lost. And the agent sees the
-    // stream break off, as it would have without the gateway.
+    // What came before the call's input went on; the held fragments never did, and the agent
+    // sees the stream break off, as it would have without the gateway.
+    let before_the_input: Vec<u8> = events
+        .iter()
+        .filter(|event| !String::from_utf8_lossy(event).contains("input_json_delta"))
+        .flatten()
+        .copied()
+        .collect();
     assert_eq!(
         String::from_utf8_lossy(&reply.body),
-        String::from_utf8_lossy(&events.concat())
+        String::from_utf8_lossy(&before_the_input)
     );
     assert!(!reply.complete);
+    let stderr = gateway.stderr_once("was cut");
+    assert!(
+        stderr.contains("the call to Bash (toolu_cut) was cut: nothing of it sent or logged"),
+        "{stderr}"
+    );
+    assert!(!gateway.log.exists() || read_reasons_log(&gateway.log).is_empty());
     let next = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
     assert_eq!(next.status, 200);
 }
@@ -497,11 +509,13 @@ fn an_upstream_that_answers_no_http_is_a_502() {
 }
 
 #[test]
-fn malformed_events_pass_as_they_came() {
+fn malformed_events_outside_a_call_pass_as_they_came() {
     let mut events = message_events(&[json!({"type": "tool_use", "id": "toolu_m",
         "name": "Bash", "input": {"command": "ls", "reason": REASON}})]);
-    events.insert(2, b"event: content_block_delta\ndata: {oops\n\n".to_vec());
-    events.insert(3, b"data: \xff\xfe\n\n".to_vec());
+    // Before the call starts: nothing is held that they could be a piece of (inside a call, the
+    // stream breaks there: see `faults.rs`).
+    events.insert(1, b"event: content_block_delta\ndata: {oops\n\n".to_vec());
+    events.insert(2, b"data: \xff\xfe\n\n".to_vec());
     let sent = events.clone();
     let upstream = Upstream::start(move |_| Answer::Events(sent.clone()));
     let gateway = Gateway::start(&upstream.url(), &[]);

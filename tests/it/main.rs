@@ -7,6 +7,7 @@ mod cli;
 mod corpus;
 mod docs;
 mod extract;
+mod faults;
 mod filter;
 mod gateway;
 mod gateway_openai;

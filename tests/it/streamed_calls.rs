@@ -157,7 +157,8 @@ fn chat_cases() -> Vec<Case> {
     events.extend([chat_finish(0), DONE.to_vec()]);
     cases.push(case("fragments_split_escapes_and_characters", events));
 
-    // Arguments that never complete before the finish: sent on untouched, nothing logged.
+    // Arguments that never complete before the finish: sent on untouched (when in doubt, do
+    // not strip), nothing logged.
     let events = vec![
         chat_start(0, 0, "i1", "shell"),
         chat_fragment(0, 0, "{\"command\":\"ls\","),
@@ -167,13 +168,24 @@ fn chat_cases() -> Vec<Case> {
     ];
     cases.push(case("arguments_never_complete", events));
 
-    // No `[DONE]`, no finish: the calls end with the stream.
+    // No `[DONE]`, no finish: the stream broke off inside the call, which is not sent on and
+    // not logged, however complete its arguments look.
     let mut events = vec![chat_start(0, 0, "d1", "shell")];
     for piece in pieces(&arguments("pwd", "R-no-done"), 4) {
         events.push(chat_fragment(0, 0, &piece));
     }
     cases.push(case("done_missing", events));
     cases
+}
+
+/// The calls a stream completes by its API's rule, as the gateway logs them: the reader's, but
+/// for those a stream cut off (`cut_before_block_stop`, `done_missing`), which the reader of a
+/// recorded log keeps and the gateway drops.
+fn completed(case: &Case, found: Found) -> Found {
+    match case.name {
+        "cut_before_block_stop" | "done_missing" => found[..found.len() - 1].to_vec(),
+        _ => found,
+    }
 }
 
 fn anthropic_request(case: &str) -> Value {
@@ -413,7 +425,8 @@ fn check_through_the_gateway(cases: Vec<Case>) {
     for case in &cases {
         let tools = tools_of(case);
         let sent = case.pieces.concat();
-        let expected = reasons_read(&sent, &tools);
+        let found = reasons_read(&sent, &tools);
+        let expected = completed(case, found.clone());
         let reply = gateway.post(&case.path, case.request.to_string().as_bytes());
         assert_eq!(reply.status, 200, "{}", case.name);
         let records = read_reasons_log_or_empty(&gateway);
@@ -440,7 +453,7 @@ fn check_through_the_gateway(cases: Vec<Case>) {
             case.name
         );
         let body = String::from_utf8_lossy(&reply.body);
-        for (_, _, reason) in &expected {
+        for (_, _, reason) in &found {
             let reason = reason.as_deref().expect("the cases' reasons are text");
             let marker = reason.split(' ').next().expect("a word");
             assert!(

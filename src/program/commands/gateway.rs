@@ -51,6 +51,8 @@ pub struct Options {
     /// Whether the calls of a request's history get their logged reason back (`--no-restore`
     /// turns it off).
     pub restore: bool,
+    /// The largest request body read whole (`--max-body`): a larger one is a 413.
+    pub max_body: u64,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -71,6 +73,8 @@ struct Gateway {
     recall: Option<std::sync::RwLock<Recall>>,
     /// The upstreams that failed the last request sent to them: said once per outage.
     unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
+    /// The largest request body read whole.
+    max_body: u64,
 }
 
 /// Where each provider's requests go.
@@ -254,6 +258,7 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
             .restore
             .then(|| std::sync::RwLock::new(recall(&options.reasons_log))),
         unreachable: std::sync::Mutex::default(),
+        max_body: options.max_body,
     });
     // Tests and scripts wait for this line: the port is open once it is written.
     say(&format!(
@@ -445,12 +450,9 @@ impl Gateway {
         let (body, exchange) = match rewritten {
             false => (body.map_err(BoxError::from).boxed(), None),
             true => {
-                let bytes = match body.collect().await {
-                    Ok(collected) => collected.to_bytes(),
-                    // The agent went away while sending: nobody is left to answer.
-                    Err(error) => {
-                        return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string())
-                    }
+                let bytes = match read_bounded(body, &parts.headers, self.max_body).await {
+                    Ok(bytes) => bytes,
+                    Err(refused) => return refused.answer(&path, self.max_body),
                 };
                 let made = {
                     let recall = self.recall.as_ref().map(|recall| {
@@ -517,7 +519,7 @@ impl Gateway {
         match exchange {
             Some(exchange) if readable && is_event_stream(&parts.headers) => {
                 parts.headers.remove(header::CONTENT_LENGTH);
-                Response::from_parts(parts, self.stream(exchange, body))
+                Response::from_parts(parts, self.stream(exchange, path, body))
             }
             Some(exchange) if readable && is_json(&parts.headers) => {
                 let bytes = match body.collect().await {
@@ -531,6 +533,9 @@ impl Gateway {
                     }
                 };
                 let answer = exchange.answer(&bytes);
+                if answer.withheld {
+                    return self.withheld(&path, bytes.len());
+                }
                 self.log(&answer.reasons, exchange.session.as_deref());
                 let bytes = answer.body.map_or(bytes, Bytes::from);
                 parts
@@ -543,64 +548,102 @@ impl Gateway {
     }
 
     /// Streams an answer through the layer: each piece is rewritten as it arrives, its reasons
-    /// logged, then it is sent on. A client that goes away ends the upstream's stream too.
-    fn stream(self: &Arc<Self>, exchange: Exchange, mut body: Incoming) -> ProxyBody {
-        let (mut sender, channel) = http_body_util::channel::Channel::<Bytes, BoxError>::new(4);
+    /// logged, then it is sent on. A client that goes away ends the upstream's stream too, even
+    /// while the upstream sends nothing. A stream that breaks off (see `Stream::end`) sends
+    /// nothing it held, and the client's stream breaks off after what was sent.
+    fn stream(self: &Arc<Self>, exchange: Exchange, path: String, mut body: Incoming) -> ProxyBody {
+        let (sender, relay) = Relay::new(4);
         let gateway = Arc::clone(self);
         tokio::spawn(async move {
             let mut stream = exchange.stream();
             let session = exchange.session.as_deref();
             loop {
-                let (pieces, ended) = ready_frames(&mut body).await;
+                let (pieces, ended) = tokio::select! {
+                    ready = ready_frames(&mut body) => ready,
+                    () = sender.closed() => {
+                        let out = stream.abandon();
+                        gateway.said_cut(&path, "the client went away", &out);
+                        return;
+                    }
+                };
                 let mut out = Output::default();
                 for piece in pieces {
                     out.append(stream.push(&piece));
                 }
-                if ended.is_some() {
-                    out.append(stream.end());
+                if let Some(ended) = &ended {
+                    out.append(stream.end(ended.is_ok()));
                 }
-                match ended {
-                    None => {
-                        if !gateway.send(&mut sender, out, session).await {
-                            return;
-                        }
+                if stream.is_broken() {
+                    let why = match &ended {
+                        Some(Err(error)) => error_chain(error),
+                        Some(Ok(())) => "it ended before it was complete".to_owned(),
+                        None => "it sent an event that is not JSON".to_owned(),
+                    };
+                    gateway.said_cut(&path, &why, &out);
+                    if gateway.send(&sender, out, session).await {
+                        gateway.break_off(&sender, why).await;
                     }
-                    Some(Ok(())) => {
-                        let _ = gateway.send(&mut sender, out, session).await;
-                        return;
-                    }
-                    Some(Err(error)) => {
-                        if gateway.send(&mut sender, out, session).await {
-                            // hyper drops what it has not yet written when a body fails, so
-                            // the last bytes are given time to leave before the failure does.
-                            let sent = Duration::from_millis(2);
-                            for _ in 0..500 {
-                                if sender.capacity() == sender.max_capacity() {
-                                    break;
-                                }
-                                tokio::time::sleep(sent).await;
-                            }
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                        }
-                        // The agent sees the stream break off, as it would without the gateway.
-                        sender.abort(Box::new(error));
-                        return;
-                    }
+                    return;
+                }
+                let sent = gateway.send(&sender, out, session).await;
+                if !sent || ended.is_some() {
+                    return;
                 }
             }
         });
-        channel.boxed()
+        relay.boxed()
+    }
+
+    /// Breaks the client's stream off after what was sent, as the upstream's broke off: the
+    /// agent sees a failed answer, never one it could take for complete.
+    async fn break_off(&self, sender: &RelaySender, why: String) {
+        // hyper drops what it has not yet written when a body fails, so the last bytes are
+        // given time to leave before the failure does.
+        let sent = Duration::from_millis(2);
+        for _ in 0..500 {
+            if sender.capacity() == sender.max_capacity() {
+                break;
+            }
+            tokio::time::sleep(sent).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let _ = sender
+            .send(Err(format!("the upstream's stream broke off: {why}").into()))
+            .await;
+    }
+
+    /// Says (with `-v`) that an answer broke off, and which calls it cut: their held fragments
+    /// were dropped, and nothing of them was logged.
+    fn said_cut(&self, path: &str, why: &str, out: &Output) {
+        if !self.verbose {
+            return;
+        }
+        let mut message = format!("{path}: the answer broke off ({why})");
+        for call in &out.cut {
+            message.push_str(&format!(
+                "; the call to {call} was cut: nothing of it sent or logged"
+            ));
+        }
+        say(&message);
+    }
+
+    /// The answer to a plain JSON answer that is not JSON, in an exchange that strips: a body
+    /// cut off before its end may hold a reason the layer cannot take off, and the client
+    /// could not have read it either.
+    fn withheld(&self, path: &str, length: usize) -> Response<ProxyBody> {
+        let message = format!(
+            "the upstream's answer is not complete JSON ({length} bytes); not passed on, as it may hold a reason"
+        );
+        if self.verbose {
+            say(&format!("{path}: {message}"));
+        }
+        error_answer(StatusCode::BAD_GATEWAY, path, &message)
     }
 
     /// Logs a piece's reasons, then sends its bytes; false when the client has gone.
-    async fn send(
-        &self,
-        sender: &mut http_body_util::channel::Sender<Bytes, BoxError>,
-        out: Output,
-        session: Option<&str>,
-    ) -> bool {
+    async fn send(&self, sender: &RelaySender, out: Output, session: Option<&str>) -> bool {
         self.log(&out.reasons, session);
-        out.bytes.is_empty() || sender.send_data(Bytes::from(out.bytes)).await.is_ok()
+        out.bytes.is_empty() || sender.send(Ok(Bytes::from(out.bytes))).await.is_ok()
     }
 
     /// Notes that a provider's upstream answered: a later failure is news again.
@@ -670,6 +713,83 @@ async fn ready_frames(body: &mut Incoming) -> (Vec<Bytes>, Option<Result<(), hyp
         }
     })
     .await
+}
+
+/// The sending side of a [`Relay`]: bytes, or the error that breaks the body off.
+type RelaySender = tokio::sync::mpsc::Sender<Result<Bytes, BoxError>>;
+
+/// A streamed answer's body, fed by the task that rewrites the upstream's. Its sender can tell
+/// when the client has gone (the body is dropped), which a stalled upstream never would.
+struct Relay {
+    frames: tokio::sync::mpsc::Receiver<Result<Bytes, BoxError>>,
+}
+
+impl Relay {
+    fn new(buffer: usize) -> (RelaySender, Relay) {
+        let (sender, frames) = tokio::sync::mpsc::channel(buffer);
+        (sender, Relay { frames })
+    }
+}
+
+impl Body for Relay {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, BoxError>>> {
+        self.frames
+            .poll_recv(cx)
+            .map(|frame| frame.map(|frame| frame.map(hyper::body::Frame::data)))
+    }
+}
+
+/// Why a request body was not read.
+enum Refused {
+    /// It is larger than `--max-body`: said by its `content-length`, or found while reading.
+    TooLarge,
+    /// The agent went away while sending it.
+    Broken(hyper::Error),
+}
+
+impl Refused {
+    fn answer(&self, path: &str, max_body: u64) -> Response<ProxyBody> {
+        match self {
+            Refused::TooLarge => error_answer(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                path,
+                &format!("the request body is larger than --max-body ({max_body} bytes)"),
+            ),
+            // Nobody is left to answer, but hyper wants an answer.
+            Refused::Broken(error) => {
+                error_answer(StatusCode::BAD_REQUEST, path, &error.to_string())
+            }
+        }
+    }
+}
+
+/// Reads a request body whole into one buffer, refusing one larger than `max` before reading
+/// it (by its `content-length`) or as soon as it grows past it (a chunked body). The buffer is
+/// sized once from the `content-length`, so a body costs its own size, not twice it.
+async fn read_bounded(mut body: Incoming, headers: &HeaderMap, max: u64) -> Result<Bytes, Refused> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > max) {
+        return Err(Refused::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(declared.map_or(0, |length| length as usize));
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(Refused::Broken)?;
+        if let Ok(data) = frame.into_data() {
+            if (bytes.len() + data.len()) as u64 > max {
+                return Err(Refused::TooLarge);
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(bytes))
 }
 
 /// An error answer in the envelope of the API the path belongs to.

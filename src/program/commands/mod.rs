@@ -88,6 +88,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             strip: !args.no_strip,
             verbose: args.verbose,
             restore: !args.no_restore,
+            max_body: args.max_body,
         }),
         #[cfg(not(unix))]
         Command::Run(_) => bail!("run: starts agents on Unix only (Linux, macOS)"),
@@ -114,6 +115,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             },
             verbose: args.verbose,
             restore: !args.no_restore,
+            max_body: args.max_body,
             watch: args.watch,
             args: args.args,
         }),

@@ -56,6 +56,8 @@ pub struct Options {
     pub strip: Option<bool>,
     pub verbose: bool,
     pub restore: bool,
+    /// `--max-body`, as the gateway takes it.
+    pub max_body: u64,
     /// Whether to open `reasons watch` in a tmux split.
     pub watch: bool,
     /// The agent's own arguments.
@@ -214,6 +216,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         strip,
         verbose: options.verbose,
         restore: options.restore,
+        max_body: options.max_body,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -115,6 +115,11 @@ impl Gateway {
         }
     }
 
+    /// The gateway's process id, to read its memory and descriptors.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn post(&self, path: &str, body: &[u8]) -> Reply {
         request(
             self.address,

@@ -50,6 +50,26 @@ pub enum Answer {
     Raw(Vec<u8>),
     /// Stream these events, then drop the connection without ending the stream.
     CutAfter(Vec<Vec<u8>>),
+    /// The first `at` bytes of this stream, then the fault: a stream of the faults' suite.
+    Faulty(Vec<u8>, usize, Fault),
+}
+
+/// How a [`Answer::Faulty`] stream breaks at its byte offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The connection closes mid-body (chunked): the HTTP layer sees the body fail.
+    Close,
+    /// The connection is reset (linger 0: a TCP RST).
+    Reset,
+    /// The chunked body is ended as it should be: a clean end, without the API's own.
+    CleanEnd,
+    /// The body said its whole `content-length`, and the connection closes short of it.
+    ShortLength,
+    /// The connection closes, the body delimited by the close (no length, not chunked): a cut
+    /// that looks like an end.
+    CloseDelimited,
+    /// Nothing more is sent, for this long, then the connection closes.
+    Stall(Duration),
 }
 
 type Script = dyn Fn(&Received) -> Answer + Send + Sync;
@@ -203,12 +223,76 @@ fn serve(stream: TcpStream, received: &Mutex<Vec<Received>>, kept: usize, script
                 let _ = writer.write_all(&bytes);
                 false
             }
+            Answer::Faulty(bytes, at, fault) => {
+                write_faulty(&mut writer, &bytes, at, fault);
+                if fault == Fault::Reset {
+                    // Closed here, without a FIN first: the linger turns the close into a RST.
+                    return;
+                }
+                false
+            }
         };
         if !keep_open {
             let _ = writer.shutdown(Shutdown::Both);
             return;
         }
     }
+}
+
+/// Writes the first `at` bytes of `bytes` as an event stream, then breaks it as `fault` says.
+fn write_faulty(writer: &mut TcpStream, bytes: &[u8], at: usize, fault: Fault) {
+    let prefix = &bytes[..at.min(bytes.len())];
+    let head = match fault {
+        Fault::ShortLength => format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+            bytes.len()
+        ),
+        Fault::CloseDelimited => {
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+                .to_owned()
+        }
+        // The connection is closed after each: said, so that no client keeps it for the next.
+        _ => "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n"
+            .to_owned(),
+    };
+    if writer.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let written = match fault {
+        Fault::ShortLength | Fault::CloseDelimited => writer.write_all(prefix).is_ok(),
+        _ => prefix.is_empty() || write_chunks(writer, &[prefix.to_vec()]),
+    };
+    let _ = writer.flush();
+    if !written {
+        return;
+    }
+    match fault {
+        Fault::CleanEnd => {
+            let _ = writer.write_all(b"0\r\n\r\n");
+        }
+        Fault::Stall(pause) => thread::sleep(pause),
+        Fault::Reset => reset(writer),
+        _ => {}
+    }
+}
+
+/// Sets a linger of zero, so that the connection's close is a reset (RST), not a FIN.
+fn reset(writer: &TcpStream) {
+    let Ok(own) = writer.try_clone() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .expect("a runtime to set the linger");
+    runtime.block_on(async move {
+        let _ = own.set_nonblocking(true);
+        if let Ok(stream) = tokio::net::TcpStream::from_std(own) {
+            // Deprecated because a lingering close blocks; a linger of zero does not: it resets.
+            #[allow(deprecated)]
+            let _ = stream.set_linger(Some(Duration::ZERO));
+            // Back to a std handle, so that dropping this one closes nothing yet.
+            let _ = stream.into_std();
+        }
+    });
 }
 
 /// Writes a chunked event stream, one chunk per event, `pause` apart; ends it when `complete`.
