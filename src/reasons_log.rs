@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use crate::dates;
 use crate::layer::TakenReason;
 use crate::record::{CallRecord, ReasonField, ReasonFrom, Status};
+use crate::touched;
 
 /// Which part of the layer took the reason off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +81,10 @@ impl Record {
         object.insert("tool".into(), Value::from(self.taken.tool.as_str()));
         object.insert("call_id".into(), self.taken.call_id.clone().into());
         object.insert("reason".into(), self.taken.reason.clone());
-        object.insert("touched".into(), Value::from(self.taken.touched.as_str()));
+        object.insert(
+            "touched".into(),
+            Value::from(touched::summary(&self.taken.arguments)),
+        );
         if let Some(request_id) = &self.taken.request_id {
             object.insert("request_id".into(), Value::from(request_id.as_str()));
         }

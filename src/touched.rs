@@ -25,7 +25,7 @@
 use serde_json::{Map, Value};
 
 use crate::envelope::{decode_arguments, Arguments};
-use crate::layer::REASON_PARAM;
+use crate::reason_parameter::REASON_PARAM;
 use crate::visible::visible;
 
 /// How a call's arguments read, by what they act on.
