@@ -396,8 +396,9 @@ pub enum HookCommand {
     GeminiCli(HookRunArgs),
     /// Write the hook into an agent's user settings, keeping everything else there.
     ///
-    /// Claude Code: ~/.claude/settings.json; Codex: $CODEX_HOME/hooks.json (~/.codex without
-    /// CODEX_HOME); Gemini CLI: ~/.gemini/settings.json. The file and its folder are created
+    /// Claude Code: $CLAUDE_CONFIG_DIR/settings.json (~/.claude without it); Codex:
+    /// $CODEX_HOME/hooks.json (~/.codex without it); Gemini CLI: ~/.gemini/settings.json
+    /// ($GEMINI_CLI_HOME/.gemini with it). The file and its folder are created
     /// when missing; installing twice is installing once. The hook command is this binary's
     /// absolute path, with the --reasons-log given here.
     Install(HookInstallArgs),
