@@ -86,6 +86,7 @@
 #![deny(clippy::print_stderr, clippy::print_stdout)]
 
 pub mod apis;
+#[cfg(feature = "cli")]
 pub mod cli;
 mod dates;
 pub mod envelope;

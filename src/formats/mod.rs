@@ -38,6 +38,7 @@ mod rules;
 mod sequential;
 mod shape;
 mod shapes;
+#[cfg(feature = "sqlite")]
 pub mod store;
 #[cfg(test)]
 mod testing;
