@@ -25,8 +25,8 @@ use super::call_reader::CallReader;
 use super::events::{Event, ReadSummary};
 use super::fragments::Fragments;
 use super::options::ReadOptions;
-use super::rules::{Item, Offset, Rules};
-use super::sequential::read_sequentially;
+use super::reading::read_whole;
+use super::source_rules::{Item, Offset, Rules};
 use crate::jsonl::aligned::AlignedBufReader;
 use crate::jsonl::lines::starts_document;
 
@@ -77,7 +77,7 @@ pub(crate) fn read_in_pieces(
     let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
     if !split {
         let input = AlignedBufReader::with_capacity(WHOLE_FILE_READ_BUFFER, File::open(path)?);
-        return read_sequentially(source, input, options, sink);
+        return read_whole(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);
     let mut rules = Rules::new(source, options);
@@ -369,7 +369,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::formats::sequential::read_sequentially as read_log;
+    use crate::formats::reading::read_whole as read_log;
     use crate::record::Format;
 
     /// Every event (as text, to compare) and the summary.

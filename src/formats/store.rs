@@ -27,7 +27,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::call_reader::CallReader;
 use super::events::{Event, ReadSummary};
 use super::options::ReadOptions;
-use super::rules::{Item, Offset, Rules};
+use super::source_rules::{Item, Offset, Rules};
 use crate::record::Format;
 
 /// The first 16 bytes of every SQLite database.

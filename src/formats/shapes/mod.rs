@@ -6,10 +6,10 @@
 use std::sync::OnceLock;
 
 use super::event_walk::{Looks, Visit, VisitFn, Walker};
-use super::shape::{Outer, Shape};
 use crate::json::{Json, Object};
 use crate::jsonl::prefilter::Prefilter;
 use crate::record::Format;
+use descriptor::{Outer, Shape};
 
 mod anthropic;
 mod claude_code;
@@ -18,6 +18,7 @@ mod codex;
 mod copilot_cli;
 mod crush;
 mod cursor;
+mod descriptor;
 mod gemini;
 mod gemini_cli;
 mod goose;
