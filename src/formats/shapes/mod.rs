@@ -296,6 +296,14 @@ mod tests {
         assert_eq!(make_prefilter(Some(Format::OpenaiResponses)).searches(), 2);
     }
 
+    /// The first search runs until it finds something, whatever the order of the shapes: it is
+    /// the one most lines that hold a call hold, not Qwen Code's `"functionCall"` because Qwen
+    /// Code comes first (every byte of a Chat log was searched for `all"` then).
+    #[test]
+    fn the_search_not_limited_by_another_is_the_common_one() {
+        assert_eq!(make_prefilter(None).first_search(), b"\"tool");
+    }
+
     #[test]
     fn a_transcript_event_line_is_searched_for_tool_use_only() {
         let filter = make_prefilter(None);
