@@ -26,7 +26,8 @@ use super::events::{Event, ReadSummary};
 use super::fragments::Fragments;
 use super::options::ReadOptions;
 use super::reading::read_whole;
-use super::source_rules::{Item, Offset, Rules};
+use super::reading::Reading;
+use super::source_rules::{Item, Offset};
 use crate::jsonl::aligned::AlignedBufReader;
 use crate::jsonl::lines::starts_document;
 
@@ -80,7 +81,7 @@ pub(crate) fn read_in_pieces(
         return read_whole(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);
-    let mut rules = Rules::new(source, options);
+    let mut reading = Reading::new(source, options, sink);
     // Lines and events before the piece being handed over; the streams open after it, their
     // places counted from the file's start.
     let mut offset = Offset::default();
@@ -134,7 +135,7 @@ pub(crate) fn read_in_pieces(
         let mut apply = |items: Vec<Item>, offset: Offset| {
             items
                 .into_iter()
-                .try_for_each(|item| rules.apply(item, offset, &mut *sink))
+                .try_for_each(|item| reading.apply(item, offset))
         };
         let mut waiting: BTreeMap<u64, io::Result<Piece>> = BTreeMap::new();
         let mut handed = 0;
@@ -189,7 +190,7 @@ pub(crate) fn read_in_pieces(
         drop(tickets);
         outcome
     })?;
-    Ok(rules.finish(offset.events, offset.lines))
+    Ok(reading.finish(offset.events, offset.lines))
 }
 
 /// How a thread claims a ticket to read a piece.
