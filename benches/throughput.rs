@@ -16,6 +16,10 @@
 //! default 10000), `REASONS_BENCH_RUNS` (rounds of runs, every command once a round, the best of
 //! each is kept, default 3; `jq` runs once), `REASONS_BENCH_DIR` (where the logs go). Arguments
 //! name the workloads to run: `cargo bench --bench throughput -- claude`.
+//!
+//! `cargo bench --bench throughput -- against OTHER [claude|chat]` times this build's `stats`
+//! against another build's binary (`OTHER`, say an older commit's `target/release/reasons`) on
+//! the same big logs, on one thread, alternately, and prints the ratio of their medians.
 
 use std::fmt::Write as _;
 use std::fs::{self, File};
@@ -34,9 +38,17 @@ const JQ_CHAT: &str = r#".messages[]? | .tool_calls[]? | [.id, .function.name, (
 
 fn main() -> io::Result<()> {
     let settings = Settings::from_env();
-    let wanted: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| !arg.starts_with("--"))
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `against OTHER`: this build against another build's binary, on the same logs.
+    let other = args
+        .iter()
+        .skip_while(|arg| *arg != "against")
+        .nth(1)
+        .cloned();
+    let wanted: Vec<String> = args
+        .iter()
+        .filter(|arg| !arg.starts_with("--") && Some(*arg) != other.as_ref() && *arg != "against")
+        .cloned()
         .collect();
     let runs = |name: &str| wanted.is_empty() || wanted.iter().any(|want| want == name);
     fs::create_dir_all(&settings.dir)?;
@@ -60,14 +72,18 @@ fn main() -> io::Result<()> {
             generate::claude_code(out, settings.mib << 20, 1, &mut 0)
         })?;
         cache_as_read(&path)?;
-        compare(
-            "Claude-Code style",
-            &[path],
-            None,
-            expected,
-            jq.map(|jq| (jq, JQ_CLAUDE)),
-            &settings,
-        )?;
+        if let Some(other) = &other {
+            against("Claude-Code style", &path, other, &settings)?;
+        } else {
+            compare(
+                "Claude-Code style",
+                &[path],
+                None,
+                expected,
+                jq.map(|jq| (jq, JQ_CLAUDE)),
+                &settings,
+            )?;
+        }
     }
     if runs("chat") {
         let path = settings.dir.join(format!(
@@ -76,14 +92,18 @@ fn main() -> io::Result<()> {
         ));
         let expected = cached(&path, |out| generate::openai_chat(out, settings.mib << 20))?;
         cache_as_read(&path)?;
-        compare(
-            "OpenAI-chat style",
-            &[path],
-            None,
-            expected,
-            jq.map(|jq| (jq, JQ_CHAT)),
-            &settings,
-        )?;
+        if let Some(other) = &other {
+            against("OpenAI-chat style", &path, other, &settings)?;
+        } else {
+            compare(
+                "OpenAI-chat style",
+                &[path],
+                None,
+                expected,
+                jq.map(|jq| (jq, JQ_CHAT)),
+                &settings,
+            )?;
+        }
     }
     if runs("files") {
         let folder = settings.dir.join(format!(
@@ -228,6 +248,60 @@ struct Timed<'a> {
     args: Vec<&'a str>,
     threads: Option<usize>,
     keep_stdout: bool,
+}
+
+/// `against OTHER`: this build's `reasons stats --format json` and another build's (`OTHER`, a
+/// `reasons` binary) on the same log, on one thread, alternately, every other round in the other
+/// order (the one that runs second meets the file just read by the first), and the ratio of
+/// their medians. Both must print the same report.
+fn against(title: &str, path: &Path, other: &str, settings: &Settings) -> io::Result<()> {
+    let path = path.to_str().expect("a UTF-8 path");
+    let ours = Timed {
+        program: REASONS,
+        args: vec!["stats", "--format", "json", path],
+        threads: Some(1),
+        keep_stdout: true,
+    };
+    let theirs = Timed {
+        program: other,
+        args: ours.args.clone(),
+        threads: Some(1),
+        keep_stdout: true,
+    };
+    if run_once(&ours)?.stdout != run_once(&theirs)?.stdout {
+        return Err(io::Error::other(format!(
+            "{title}: {REASONS} and {other} print different reports"
+        )));
+    }
+    let bytes = fs::metadata(path)?.len() as f64;
+    let rounds = settings.runs.max(5);
+    let (mut our_times, mut their_times) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let ours_first = round % 2 == 0;
+        for ours_now in [ours_first, !ours_first] {
+            if ours_now {
+                our_times.push(run_once(&ours)?.seconds);
+            } else {
+                their_times.push(run_once(&theirs)?.seconds);
+            }
+        }
+    }
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let (ours_median, theirs_median) = (median(&mut our_times), median(&mut their_times));
+    println!(
+        "{title}, {:.0} MiB, one thread, median of {rounds}: this build {:.0} ms ({:.2} GB/s), \
+         {other} {:.0} ms ({:.2} GB/s): {:.3}x its time",
+        bytes / f64::from(1 << 20),
+        ours_median * 1e3,
+        bytes / ours_median / 1e9,
+        theirs_median * 1e3,
+        bytes / theirs_median / 1e9,
+        ours_median / theirs_median,
+    );
+    Ok(())
 }
 
 /// Runs every command `runs` times, round by round, and keeps each one's fastest run. Rounds,

@@ -544,11 +544,12 @@ pub enum HookCommand {
     CopilotCli(HookRunArgs),
     /// Write the hook into an agent's user settings, keeping everything else there.
     ///
-    /// Claude Code: ~/.claude/settings.json; Codex: $CODEX_HOME/hooks.json (~/.codex without
-    /// CODEX_HOME); Gemini CLI: ~/.gemini/settings.json; Copilot CLI:
-    /// $COPILOT_HOME/hooks/reasons.json (~/.copilot without COPILOT_HOME). The file and its
-    /// folder are created when missing; installing twice is installing once. The hook command is
-    /// this binary's absolute path, with the --reasons-log and --after given here.
+    /// Claude Code: $CLAUDE_CONFIG_DIR/settings.json (~/.claude without it); Codex:
+    /// $CODEX_HOME/hooks.json (~/.codex without it); Gemini CLI: ~/.gemini/settings.json
+    /// ($GEMINI_CLI_HOME/.gemini with it); Copilot CLI: $COPILOT_HOME/hooks/reasons.json
+    /// (~/.copilot without it). The file and its folder are created when missing; installing
+    /// twice is installing once. The hook command is this binary's absolute path, with the
+    /// --reasons-log and --after given here.
     Install(HookInstallArgs),
     /// Take the hook out of an agent's user settings, keeping everything else there.
     Uninstall(HookUninstallArgs),

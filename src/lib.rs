@@ -86,6 +86,7 @@
 #![deny(clippy::print_stderr, clippy::print_stdout)]
 
 pub mod apis;
+#[cfg(feature = "cli")]
 pub mod cli;
 mod dates;
 pub mod envelope;
@@ -99,6 +100,7 @@ mod json;
 pub use json::differential as fuzz_json;
 pub mod jsonl;
 pub mod layer;
+pub mod reason_parameter;
 pub mod reasons_log;
 pub mod record;
 pub mod stats;

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use crate::dates;
 use crate::layer::TakenReason;
 use crate::record::{CallRecord, ReasonField, ReasonFrom, Status};
+use crate::touched;
 
 /// Which part of the layer took the reason off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +81,10 @@ impl Record {
         object.insert("tool".into(), Value::from(self.taken.tool.as_str()));
         object.insert("call_id".into(), self.taken.call_id.clone().into());
         object.insert("reason".into(), self.taken.reason.clone());
-        object.insert("touched".into(), Value::from(self.taken.touched.as_str()));
+        object.insert(
+            "touched".into(),
+            Value::from(touched::summary(&self.taken.arguments)),
+        );
         if let Some(request_id) = &self.taken.request_id {
             object.insert("request_id".into(), Value::from(request_id.as_str()));
         }
@@ -165,8 +169,26 @@ impl Writer {
     }
 }
 
-/// The reasons of a log by call id, for joining with transcripts. A later record for the same id
-/// replaces an earlier one (the same call's reason logged again, say by a resumed gateway).
+/// Notes `reason` for `call_id` unless the id has one already: the one policy for a call id
+/// logged more than once, which the audit's join ([`Index`]), the gateway's restoration of a
+/// history (`gateway::Recall`) and `watch` all follow. The first reason stands: it is what the
+/// model wrote when it made the call; a later line with the same id is a replay (a history sent
+/// again through a layer, a log appended twice), never a better answer. Keeping the first also
+/// keeps a restored history the same bytes turn after turn. Returns whether it was noted.
+pub fn note_first<V>(
+    reasons: &mut HashMap<String, V>,
+    call_id: &str,
+    reason: impl FnOnce() -> V,
+) -> bool {
+    if reasons.contains_key(call_id) {
+        return false;
+    }
+    reasons.insert(call_id.to_owned(), reason());
+    true
+}
+
+/// The reasons of a log by call id, for joining with transcripts. For an id logged more than
+/// once the first reason stands ([`note_first`]).
 ///
 /// Lines that are not records (malformed, or without a string `call_id`) are counted and
 /// skipped: a log is written by several processes, and a torn last line must not hide the rest.
@@ -194,7 +216,7 @@ impl Index {
             }
             match parse_record(&line) {
                 Some((call_id, reason)) => {
-                    self.reasons.insert(call_id, reason);
+                    note_first(&mut self.reasons, &call_id, || reason);
                 }
                 None => self.skipped += 1,
             }
@@ -675,11 +697,11 @@ mod tests {
     }
 
     #[test]
-    fn the_index_skips_torn_lines_and_keeps_the_latest_reason() {
+    fn the_index_skips_torn_lines_and_keeps_the_first_reason() {
         let log = b"{\"call_id\":\"a\",\"reason\":\"first\"}\nnot json\n\n{\"call_id\":\"a\",\"reason\":\"second\"}\n{\"call_id\":null,\"reason\":\"x\"}\n{\"call_id\":\"b\",\"rea";
         let mut index = Index::default();
         index.add(&log[..]).unwrap();
-        assert_eq!(index.get("a"), Some(&json!("second")));
+        assert_eq!(index.get("a"), Some(&json!("first")));
         assert_eq!(index.get("b"), None);
         assert_eq!(index.skipped, 3);
     }

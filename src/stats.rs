@@ -188,7 +188,7 @@ impl Counts {
     /// Recomputes what is derived from the counts, so a report read back is never trusted for it.
     fn refresh(&mut self) {
         let audited = self.audited();
-        self.coverage = (audited > 0).then(|| 100.0 * self.present as f64 / audited as f64);
+        self.coverage = coverage(self.present, audited);
         self.median_reason_length = median(&self.reason_lengths);
     }
 }
@@ -400,6 +400,17 @@ impl Tally {
             malformed_lines: self.malformed_lines,
         }
     }
+}
+
+/// The share of the audited calls that carry a reason, in per cent; `None` when no call is
+/// audited. The one computation behind `stats`, the page and `watch`.
+pub fn coverage(present: u64, audited: u64) -> Option<f64> {
+    (audited > 0).then(|| 100.0 * present as f64 / audited as f64)
+}
+
+/// A coverage as every view shows it: one decimal and a per-cent sign.
+pub fn percent(coverage: f64) -> String {
+    format!("{coverage:.1}%")
 }
 
 #[cfg(test)]

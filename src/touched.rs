@@ -25,8 +25,8 @@
 use serde_json::{Map, Value};
 
 use crate::envelope::{decode_arguments, Arguments};
-use crate::layer::REASON_PARAM;
-use crate::visible::visible;
+use crate::reason_parameter::REASON_PARAM;
+use crate::visible::{cut_to, visible};
 
 /// How a call's arguments read, by what they act on.
 #[derive(Debug, PartialEq)]
@@ -176,7 +176,7 @@ fn view_of_object(map: &Map<String, Value>) -> View<'_> {
 /// Argument names that say most about a call no other view reads, most telling first.
 const TELLING_KEYS: [&str; 5] = ["prompt", "description", "code", "expression", "input"];
 
-/// The longest summary, in characters, before it is cut.
+/// The longest summary, in columns, before the `…` of a cut one.
 pub const SUMMARY_LIMIT: usize = 80;
 
 /// What a call touched, in one line a person reads first: the command, the path (an edit's or a
@@ -266,15 +266,16 @@ fn plain_text(value: &Value) -> Option<String> {
     }
 }
 
-/// The first line, at most [`SUMMARY_LIMIT`] characters, with `…` where something was left out.
+/// The first line, at most [`SUMMARY_LIMIT`] columns before the `…` that says something was
+/// left out (a later line, or the rest of a long one).
 fn cut(text: &str) -> String {
     let text = text.trim();
     let first_line = text.lines().next().unwrap_or("");
-    let mut cut: String = first_line.chars().take(SUMMARY_LIMIT).collect();
-    if cut.len() < text.len() {
-        cut.push('…');
+    if first_line.len() < text.len() {
+        cut_to(&format!("{first_line}…"), SUMMARY_LIMIT + 1)
+    } else {
+        cut_to(first_line, SUMMARY_LIMIT + 1)
     }
-    cut
 }
 
 /// A string, or an array of strings joined with spaces (an argv, a list of queries).

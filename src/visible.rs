@@ -19,39 +19,77 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
 /// `text` with every character a terminal would interpret shown as a visible mark: C0 controls
 /// (tab and line ends included, so the text stays on its line) and DEL as their Unicode control
 /// pictures (`␛`, `␍`, `␊`, `␡`), C1 controls (a lone `U+009B` is a CSI on some terminals) and
 /// bidirectional controls as `<U+XXXX>`. Other text is returned as it is, without a copy.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_a_mark) {
+    if !text.chars().any(|c| mark(c).is_some()) {
         return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        match c {
-            '\u{0}'..='\u{1f}' => {
-                shown.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('�'));
+        match mark(c) {
+            Some(Mark::Picture(picture)) => shown.push(picture),
+            Some(Mark::Code(code)) => {
+                let _ = write!(shown, "<U+{code:04X}>");
             }
-            '\u{7f}' => shown.push('␡'),
-            c if needs_a_mark(c) => {
-                let _ = write!(shown, "<U+{:04X}>", u32::from(c));
-            }
-            c => shown.push(c),
+            None => shown.push(c),
         }
     }
     Cow::Owned(shown)
 }
 
-/// Whether a terminal would do something with `c` other than show it.
-fn needs_a_mark(c: char) -> bool {
-    c.is_control() || is_bidi_control(c)
+/// What is shown in place of a character a terminal or a browser would act on rather than show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// A C0 control or DEL: its Unicode control picture (`␛`, `␍`, `␊`, `␡`).
+    Picture(char),
+    /// A C1 control or a bidirectional control: its code point, which each medium brackets in
+    /// its own way (`<U+202E>` on a terminal, `⟦U+202E⟧` on the report's page).
+    Code(u32),
+}
+
+/// The mark shown for `c`, or `None` for a character shown as it is: the one rule of which
+/// characters are marks, for the terminal ([`visible`]) and the report's page alike.
+pub fn mark(c: char) -> Option<Mark> {
+    match c {
+        '\u{0}'..='\u{1f}' => Some(Mark::Picture(
+            char::from_u32(0x2400 + u32::from(c)).unwrap_or('�'),
+        )),
+        '\u{7f}' => Some(Mark::Picture('␡')),
+        c if c.is_control() || is_bidi_control(c) => Some(Mark::Code(u32::from(c))),
+        _ => None,
+    }
 }
 
 /// The explicit bidirectional formatting characters: embeddings and overrides (U+202A–U+202E),
 /// isolates (U+2066–U+2069), and the marks (U+200E, U+200F, U+061C), which reorder text as well.
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+/// `text` on one line at most `width` columns wide (a wide character counts two), with `…` in
+/// the last column where something was left out: the one way every view cuts a text to fit
+/// (`extract`'s table, what a call touched, the page's chart labels).
+pub fn cut_to(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_owned();
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for character in text.chars() {
+        let wide = character.width().unwrap_or(0);
+        if used + wide + 1 > width {
+            break;
+        }
+        used += wide;
+        cut.push(character);
+    }
+    cut.push('…');
+    cut
 }
 
 #[cfg(test)]
@@ -77,6 +115,14 @@ mod tests {
             let shown = visible(&format!("x{c}y")).into_owned();
             assert_eq!(shown, format!("x<U+{:04X}>y", u32::from(c)));
         }
+    }
+
+    #[test]
+    fn a_cut_fits_its_width_with_an_ellipsis() {
+        assert_eq!(cut_to("abcdef", 6), "abcdef");
+        assert_eq!(cut_to("abcdef", 4), "abc…");
+        assert_eq!(cut_to("日本語のテキスト", 7), "日本語…");
+        assert_eq!(cut_to("日本語のテキスト", 7).width(), 7);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use foldhash::quality::{FixedState, FoldHasher};
 use serde_json::Value;
 
 use crate::json::{Json, Object, Parser};
-use crate::layer::REASON_PARAM;
+use crate::reason_parameter::REASON_PARAM;
 use crate::record::{ReasonField, Status};
 
 /// A call's arguments as the rules of a source audit them: their status, reason and key, read

@@ -1,14 +1,14 @@
 //! A source read for its calls: the line loop (`crate::jsonl::lines`) hands each event it
 //! parses to the walk, and what the walk finds goes on as [`Item`]s to the rules of the source
-//! (`rules.rs`), which need the whole source in order.
+//! (`source_rules.rs`), which need the whole source in order.
 
 use std::io::{self, BufRead};
 
 use super::event_walk::{Scratch, Walker};
 use super::fragments::Fragments;
 use super::options::ReadOptions;
-use super::rules::Item;
 use super::shapes;
+use super::source_rules::Item;
 use crate::json::Json;
 use crate::jsonl::lines::{EventReceiver, LineReader, Lines};
 use crate::record::Format;

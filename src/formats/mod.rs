@@ -6,12 +6,16 @@
 //! decided from its content, event by event, so a stream that mixes shapes still yields every
 //! call; [`ReadOptions::format`] forces one.
 //!
-//! How the modules stand on each other, each only on those below it: `parallel` (one large file
-//! on many threads, in pieces) and `sequential` (one source from start to end on the calling
-//! thread) drive `call_reader` (the line loop of `crate::jsonl` with the walk hooked in) and
-//! `rules`; the call reader asks the registry (`shapes`) for the prefilter, the looks and the
-//! outer record of each event; each shape uses the walk (`event_walk`), which uses `fragments`,
-//! `audited_arguments` and `catalogue`. What reading takes is `options`, what it gives `events`.
+//! [`open`] decides once how a file is read: an agent's SQLite store (`store`), or a log read
+//! line by line. How the modules stand on each other, each only on those below it: `reading`
+//! (one source from start to end on the calling thread), `pieces` (one large file in pieces, on
+//! several threads) and `store` (an agent's store, row by row) drive `call_reader` (the line loop
+//! of `crate::jsonl` with the walk hooked in) and `source_rules` (what needs the whole source);
+//! the call reader asks the registry (`shapes`, with each shape's `Shape` in
+//! `shapes/descriptor.rs`) for the prefilter, the looks and the outer record of each event; each
+//! shape uses the walk (`event_walk`), which uses `fragments`, `audited_arguments` and
+//! `catalogue`. What reading takes is `options`, what it gives `events`. The reader's tests are
+//! in `tests/`.
 //!
 //! [`CallRecord`]: crate::record::CallRecord
 
@@ -22,7 +26,7 @@ use serde_json::Value;
 pub use crate::record::Format;
 pub use events::{Event, ReadSummary};
 pub use options::ReadOptions;
-pub use parallel::read_file;
+pub use pieces::read_file;
 
 mod audited_arguments;
 mod call_reader;
@@ -31,16 +35,50 @@ mod event_walk;
 mod events;
 mod fragments;
 mod options;
-mod parallel;
-#[cfg(test)]
-mod properties;
-mod rules;
-mod sequential;
-mod shape;
+mod pieces;
+mod reading;
 mod shapes;
+mod source_rules;
+#[cfg(feature = "sqlite")]
 pub mod store;
 #[cfg(test)]
-mod testing;
+mod tests;
+
+/// A log file, opened, and how it is read: decided once, by [`open`], from its first bytes.
+pub enum Opened {
+    /// An agent's SQLite store, read row by row ([`store::Store::read`]).
+    #[cfg(feature = "sqlite")]
+    Store(store::Store),
+    /// A log read line by line, through this handle: JSONL, or one JSON document, which the
+    /// line loop tells apart as it reads.
+    Log(std::fs::File),
+}
+
+/// Why [`open`] could not open a log.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The file could not be opened.
+    Cannot(std::io::Error),
+    /// A SQLite database that is not an agent's store, or that SQLite cannot read.
+    #[cfg(feature = "sqlite")]
+    Store(store::StoreError),
+}
+
+/// Opens the log at `path` and decides, once, how it is read: a regular file that starts as a
+/// SQLite database is an agent's store (opened read-only, its layout found), anything else a
+/// log read through the handle opened here. A FIFO is never looked into: its first bytes are
+/// the log's.
+pub fn open(path: &std::path::Path) -> Result<Opened, OpenError> {
+    let file = std::fs::File::open(path).map_err(OpenError::Cannot)?;
+    #[cfg(feature = "sqlite")]
+    if file.metadata().is_ok_and(|metadata| metadata.is_file()) && store::starts_as_database(&file)
+    {
+        return store::Store::open(path)
+            .map(Opened::Store)
+            .map_err(OpenError::Store);
+    }
+    Ok(Opened::Log(file))
+}
 
 /// Reads one log and hands each event to `sink` as soon as the line holding it has been read.
 ///
@@ -71,7 +109,7 @@ pub fn read_log<R: BufRead>(
     options: &ReadOptions,
     sink: &mut dyn FnMut(Event) -> std::io::Result<()>,
 ) -> std::io::Result<ReadSummary> {
-    sequential::read_sequentially(source, input, options, sink)
+    reading::read_whole(source, input, options, sink)
 }
 
 /// The format one event (a JSONL line, or a whole document) is in, decided from its content:
@@ -82,22 +120,4 @@ pub fn detect(event: &Value) -> Option<Format> {
     let mut parser = crate::json::Parser::default();
     let event = parser.parse(&text).ok()?;
     shapes::container_format(event).or_else(|| call_reader::first_call_format(event))
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::Value;
-
-    use super::{detect, Format};
-
-    const TOOL_USE: &str = r#"{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls","reason":"look"}}]}}"#;
-
-    #[test]
-    fn detect_tells_a_transcript_from_an_api_payload() {
-        let line: Value = serde_json::from_str(TOOL_USE).expect("json");
-        assert_eq!(detect(&line), Some(Format::ClaudeCode));
-        let payload: Value = serde_json::from_str(r#"{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"n","input":{}}]}"#).expect("json");
-        assert_eq!(detect(&payload), Some(Format::Anthropic));
-        assert_eq!(detect(&Value::from(3)), None);
-    }
 }

@@ -27,7 +27,8 @@ use rusqlite::{Connection, OpenFlags};
 use super::call_reader::CallReader;
 use super::events::{Event, ReadSummary};
 use super::options::ReadOptions;
-use super::rules::{Item, Offset, Rules};
+use super::reading::Reading;
+use super::source_rules::{Item, Offset};
 use crate::record::Format;
 
 /// The first 16 bytes of every SQLite database.
@@ -214,9 +215,9 @@ impl Store {
         // Kilo's rows are OpenCode's parts: the store says whose they are.
         options.format = options.format.or(Some(layout.format));
         let place = format!("{source}:{}", layout.table);
-        // The rules and the sink, shared by the reader and by what this loop says of a row it
-        // cannot hand the reader.
-        let state = RefCell::new((Rules::new(&place, &options), sink));
+        // The reading (the rules and the sink), shared by the reader and by what this loop says
+        // of a row it cannot hand the reader.
+        let state = RefCell::new(Reading::new(&place, &options, sink));
         // The rows being read, and which of them: what a malformed event says is said of
         // that row's JSON column.
         let rows = RefCell::new(Rows::default());
@@ -234,8 +235,7 @@ impl Store {
                 },
                 item => item,
             };
-            let (rules, sink) = &mut *state.borrow_mut();
-            rules.apply(item, Offset::default(), &mut **sink)
+            state.borrow_mut().apply(item, Offset::default())
         };
         let mut reader = CallReader::new(&options, &mut apply);
         // SQLite reads and writes the events on a thread of its own while this one reads
@@ -262,21 +262,17 @@ impl Store {
                             reader.read_more(&batch.events[event.text], line)?;
                         }
                         Err(message) => {
-                            let (rules, sink) = &mut *state.borrow_mut();
-                            rules.apply(
-                                Item::Malformed { line, message },
-                                Offset::default(),
-                                &mut **sink,
-                            )?;
+                            state
+                                .borrow_mut()
+                                .apply(Item::Malformed { line, message }, Offset::default())?;
                         }
                     }
                 }
             }
             reader.finish()
         })?;
-        let (rules, _) = state.into_inner();
         // A store has rows, not lines: each row is read as one line of its log.
-        Ok(rules.finish(events, events))
+        Ok(state.into_inner().finish(events, events))
     }
 }
 

@@ -30,7 +30,7 @@ use super::splices::Splices;
 use crate::apis::{Api, History, NAME_KEY};
 use crate::json::{Json, Parser};
 use crate::layer::{ToolNames, REASON_PARAM};
-use crate::reasons_log::Logged;
+use crate::reasons_log::{note_first, Logged};
 
 /// How much of the end of the reasons log a starting gateway reads.
 pub const RECALL_TAIL: u64 = 16 << 20;
@@ -107,14 +107,13 @@ impl Recall {
         }
     }
 
-    /// Notes a logged reason, unless the id has one already (the first logged wins).
+    /// Notes a logged reason, unless the id has one already: the log's one policy
+    /// ([`note_first`]), the first logged wins.
     pub fn note(&mut self, call_id: &str, tool: &str, reason: &Value) {
-        if self.reasons.contains_key(call_id) {
+        if !note_first(&mut self.reasons, call_id, || Recalled::new(tool, reason)) {
             return;
         }
-        let recalled = Recalled::new(tool, reason);
-        self.bytes += recalled.size(call_id);
-        self.reasons.insert(call_id.to_owned(), recalled);
+        self.bytes += self.reasons[call_id].size(call_id);
         self.order.push_back(call_id.to_owned());
         while self.bytes > self.limit {
             let Some(oldest) = self.order.pop_front() else {

@@ -22,7 +22,9 @@
 
 use memchr::memmem::Finder;
 
-/// Pieces several tokens share: one search finds them all, then the token is checked.
+/// Pieces several tokens share: one search finds them all, then the token is checked. In the
+/// order they are searched: the first group searched is the one search not limited by another
+/// group's hit, so it is the one that most lines holding a call hold (`"tool`).
 const SHARED_ANCHORS: [&str; 4] = ["\"tool", "all\"", "\"content_block_", "\"session"];
 
 /// Finds where lines that may hold a call are, by a search for its format's tokens.
@@ -74,6 +76,16 @@ fn groups(tokens: &[&'static str]) -> Vec<Group> {
             }),
         }
     }
+    // The first group is searched until its first hit, and the others only up to there (see
+    // `Hits::next`). Ordered by the tokens' order, a rare anchor came first whenever the first
+    // shape's tokens held it: reading a Chat log, `all"` (Qwen Code's `"functionCall"`) was
+    // searched over every byte of every line to find nothing, 12% of the time `stats` took.
+    groups.sort_by_key(|group| {
+        SHARED_ANCHORS
+            .iter()
+            .position(|anchor| anchor.as_bytes() == group.finder.needle())
+            .unwrap_or(SHARED_ANCHORS.len())
+    });
     groups
 }
 
@@ -106,6 +118,12 @@ impl Prefilter {
     #[cfg(test)]
     pub(crate) fn searches(&self) -> usize {
         self.always.len()
+    }
+
+    /// What the first search looks for: the one that no other search's hit limits.
+    #[cfg(test)]
+    pub(crate) fn first_search(&self) -> &[u8] {
+        self.always[0].finder.needle()
     }
 
     /// The prefilter for the line that starts `line`.

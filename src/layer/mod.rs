@@ -18,24 +18,14 @@ use std::mem;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::apis::{gemini_group, Api};
 use crate::visible::visible;
 
 pub mod wire;
 
-/// The name of the parameter the layer adds to every declaration it can read.
-pub const REASON_PARAM: &str = "reason";
-
-/// The description of the added parameter: what the model reads when it decides what to write.
-pub const REASON_DESCRIPTION: &str =
-    "One short sentence: why this call. Shown to the human reviewing the session.";
-
-/// The JSON Schema property the layer adds under [`REASON_PARAM`].
-pub fn reason_property() -> Value {
-    json!({ "type": "string", "description": REASON_DESCRIPTION })
-}
+pub use crate::reason_parameter::{reason_property, REASON_DESCRIPTION, REASON_PARAM};
 
 /// The set of tool names whose calls the layer strips.
 pub type ToolNames = BTreeSet<String>;
@@ -331,9 +321,10 @@ pub struct TakenReason {
     pub request_id: Option<String>,
     /// The reason, whatever its value.
     pub reason: Value,
-    /// What the call touched ([`crate::touched::summary`] of its arguments), so that wherever
-    /// the reason goes, the call it explains goes with it.
-    pub touched: String,
+    /// The call's arguments as they went on without the reason (an object, or JSON text holding
+    /// one), so that wherever the reason goes, the call it explains can go with it: the reasons
+    /// log reads what the call touched off them. The layer only takes; it does not summarise.
+    pub arguments: Value,
 }
 
 impl TakenReason {
@@ -347,11 +338,11 @@ impl TakenReason {
         arguments: &Value,
     ) -> TakenReason {
         TakenReason {
-            touched: crate::touched::summary(arguments),
             tool,
             call_id,
             request_id,
             reason,
+            arguments: arguments.clone(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! read them through `schedule`, write through `output` (and `report`, the HTML page), and speak
 //! to the person through `messages` and `progress`.
 
+pub mod agent_homes;
 pub mod commands;
 pub mod exit_codes;
 pub mod messages;

@@ -13,8 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
-use reasons::formats::store::{self, Store, StoreError};
-use reasons::formats::{read_file, read_log, Event, ReadOptions, ReadSummary};
+use reasons::formats::store::StoreError;
+use reasons::formats::{
+    self, read_file, read_log, Event, OpenError, Opened, ReadOptions, ReadSummary,
+};
 use reasons::jsonl::AlignedBufReader;
 use reasons::reasons_log;
 use reasons::record::CallRecord;
@@ -67,16 +69,23 @@ pub fn read_one(
     on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
     on_warning: &mut dyn FnMut(String),
 ) -> anyhow::Result<ReadSummary> {
-    let mut store = match source {
-        Source::File(path) => match open_store(path) {
-            Ok(store) => store,
-            Err(StoreError::NotAStore) => {
+    // How a file is read is decided once, when it is opened.
+    let (mut store, mut log) = match source {
+        Source::File(path) => match formats::open(path) {
+            Ok(Opened::Store(store)) => (Some(store), None),
+            Ok(Opened::Log(file)) => (None, Some(file)),
+            Err(OpenError::Store(StoreError::NotAStore)) => {
                 on_warning(format!("{}: {}", source.name(), StoreError::NotAStore));
                 return Ok(ReadSummary::default());
             }
-            Err(error) => return Err(anyhow!("{}: {error}", source.name())),
+            Err(OpenError::Store(error)) => return Err(anyhow!("{}: {error}", source.name())),
+            Err(OpenError::Cannot(error)) => {
+                return Err(
+                    anyhow::Error::new(error).context(format!("{}: cannot open", source.name()))
+                )
+            }
         },
-        Source::Stdin => None,
+        Source::Stdin => (None, None),
     };
     // A store's records and messages name its table after its path.
     let name = match &store {
@@ -121,7 +130,7 @@ pub fn read_one(
             read_log(&name, input, &options.read, &mut sink)
         }
         Source::File(path) => {
-            let file = File::open(path).with_context(|| format!("{name}: cannot open"))?;
+            let file = log.take().expect("a log opened as one");
             if options.follow {
                 loop {
                     let follow = Follow::new(&file, &mut *before_wait);
@@ -165,15 +174,6 @@ pub fn read_one(
         Err(_) => malformed.log_seen(on_warning),
     }
     result.with_context(|| format!("{name}: cannot read"))
-}
-
-/// The agent's store at `path`, when the file is a SQLite database; `None` when it is not one
-/// (a log to read line by line).
-fn open_store(path: &std::path::Path) -> Result<Option<Store>, StoreError> {
-    if !store::is_sqlite(path) {
-        return Ok(None);
-    }
-    Store::open(path).map(Some)
 }
 
 /// How many malformed lines of one log are shown, each by its place; the rest are counted.

@@ -9,6 +9,8 @@ use anyhow::{bail, Context};
 use rayon::prelude::*;
 use reasons::formats::store::{self, Store, StoreError};
 
+use crate::program::agent_homes::{self, AgentHome};
+
 /// One log to read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Source {
@@ -60,6 +62,8 @@ const STORE_EXTENSION: &str = "db";
 enum Base {
     /// The home directory.
     Home,
+    /// An agent's home, which a variable of its own may move ([`agent_homes`]).
+    Agent(&'static AgentHome),
     /// `$XDG_DATA_HOME`, else `~/.local/share` (OpenCode, Kilo and Goose use it on every
     /// system).
     Data,
@@ -69,11 +73,11 @@ enum Base {
 /// and the stores that are one file. Crush keeps its store in each project's `.crush/`, so no
 /// usual place holds it.
 const LOCAL_LOGS: [(Base, &str); 11] = [
-    (Base::Home, ".claude/projects"),
-    (Base::Home, ".codex/sessions"),
-    (Base::Home, ".gemini/tmp"),
+    (Base::Agent(&agent_homes::CLAUDE_CODE), "projects"),
+    (Base::Agent(&agent_homes::CODEX), "sessions"),
+    (Base::Agent(&agent_homes::GEMINI_CLI), "tmp"),
     (Base::Home, ".cline/data/sessions"),
-    (Base::Home, ".copilot/session-state"),
+    (Base::Agent(&agent_homes::COPILOT_CLI), "session-state"),
     (Base::Home, ".qwen/projects"),
     (Base::Home, ".cursor/projects/*/agent-transcripts"),
     (Base::Data, "opencode/opencode.db"),
@@ -339,8 +343,9 @@ pub fn local_logs(announce: &mut dyn FnMut(&str)) -> anyhow::Result<Sources> {
     let mut places = Vec::new();
     for (base, place) in LOCAL_LOGS {
         let (base, shown) = match base {
-            Base::Home => (&home, "~"),
-            Base::Data => (&data, "$XDG_DATA_HOME"),
+            Base::Home => (home.clone(), "~".to_owned()),
+            Base::Agent(agent) => (agent.folder().unwrap_or_default(), agent.shown()),
+            Base::Data => (data.clone(), "$XDG_DATA_HOME".to_owned()),
         };
         places.push(format!("{shown}/{place}"));
         let place = base.join(place);

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::envelope::{decode_arguments, Arguments};
-use crate::layer::REASON_PARAM;
+use crate::reason_parameter::REASON_PARAM;
 
 mod format;
 

@@ -611,7 +611,7 @@ fn a_taken_reason_reads_as_one_line() {
         call_id: None,
         request_id: None,
         reason: json!("first line\nsecond \u{1b}[31mred"),
-        touched: String::new(),
+        arguments: Value::Null,
     };
     assert_eq!(taken.to_string(), "fs_write: first line␊second ␛[31mred");
     let not_text = TakenReason {

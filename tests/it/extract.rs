@@ -442,6 +442,7 @@ fn with_no_path_and_a_terminal_the_local_agent_logs_are_read_and_announced() {
     let output = Command::new("script")
         .args(["-qec", &command, "/dev/null"])
         .env("HOME", home.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -454,4 +455,37 @@ fn with_no_path_and_a_terminal_the_local_agent_logs_are_read_and_announced() {
         "{text}"
     );
     assert!(text.contains("\"call_id\":\"t1\""), "{text}");
+}
+
+/// Claude Code keeps its projects in `$CLAUDE_CONFIG_DIR` when that is set: discovery reads
+/// them there, where `hook install` puts the hook, and not in `~/.claude`.
+#[test]
+fn with_no_path_the_claude_logs_are_read_from_claude_config_dir() {
+    Command::new("script")
+        .arg("--version")
+        .output()
+        .expect("`script` (util-linux), to give the command a terminal");
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("elsewhere");
+    for (folder, id) in [
+        (config.join("projects/demo"), "moved"),
+        (home.path().join(".claude/projects/demo"), "default"),
+    ] {
+        std::fs::create_dir_all(&folder).unwrap();
+        let line = claude_call("s", id, "Bash", json!({"command": "ls"}));
+        std::fs::write(folder.join("session.jsonl"), line + "\n").unwrap();
+    }
+    let command = format!("{} extract --format jsonl", env!("CARGO_BIN_EXE_reasons"));
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    let announced = format!("reasons: reading {}", config.join("projects").display());
+    assert!(text.contains(&announced), "{text}");
+    assert!(text.contains("\"call_id\":\"moved\""), "{text}");
+    assert!(!text.contains("\"call_id\":\"default\""), "{text}");
 }

@@ -178,3 +178,44 @@ fn reading_the_local_folders_joins_the_default_reasons_log() {
         "{text}"
     );
 }
+
+/// A call id logged twice (a history replayed through a layer, a log appended twice) has one
+/// reason wherever it is looked up: the first, in the audit's join and in the gateway's
+/// restoration of a history alike.
+#[test]
+fn an_id_logged_twice_gives_the_same_reason_to_extract_and_to_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let line = claude_call("s", "t1", "Bash", json!({"command": "ls"}));
+    std::fs::write(&transcript, line + "\n").unwrap();
+    let log = dir.path().join("reasons.jsonl");
+    let logged: String = ["List the project", "Replayed later"]
+        .iter()
+        .map(|reason| {
+            let record = json!({"time": "2026-12-01T08:00:00.000Z", "via": "gateway",
+                "tool": "Bash", "call_id": "t1", "reason": reason});
+            format!("{record}\n")
+        })
+        .collect();
+    std::fs::write(&log, logged).unwrap();
+
+    let run = run(&[
+        "extract",
+        "--format",
+        "jsonl",
+        "--reasons-log",
+        arg(&log),
+        arg(&transcript),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let extracted = records(&run.stdout)[0]["reason"].clone();
+
+    let mut recall = reasons::gateway::Recall::default();
+    recall
+        .read_tail(&log, reasons::gateway::RECALL_TAIL)
+        .unwrap();
+    let restored = recall.get("t1").unwrap().reason.clone();
+
+    assert_eq!(extracted, json!("List the project"));
+    assert_eq!(restored, extracted);
+}

@@ -2,11 +2,11 @@
 //! transcripts, exports that wrap them, and streamed events whose `input_json_delta` fragments
 //! are joined per block index.
 
+use super::descriptor::Shape;
 use crate::apis::anthropic::StreamedBlock;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
 use crate::formats::fragments::Place;
-use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -116,7 +116,7 @@ fn finish(walk: &mut Walker, block: StreamedBlock<Place>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 

@@ -2,8 +2,8 @@
 //! record around an Anthropic message, whose calls are its `tool_use` blocks.
 
 use super::anthropic;
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::Looks;
-use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
 use crate::record::Format;
 

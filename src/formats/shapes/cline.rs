@@ -3,8 +3,8 @@
 //! shape reads. Each message carries its time as `ts` (epoch milliseconds).
 
 use super::anthropic;
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::Looks;
-use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
 use crate::record::Format;
 
@@ -37,7 +37,7 @@ fn is_session_messages(outer: &Outer<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 

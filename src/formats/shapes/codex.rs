@@ -1,8 +1,8 @@
 //! Codex CLI rollouts: each line a `{"type", "payload"}` record; the calls are OpenAI Responses
 //! items in `response_item` payloads, and `session_meta` names the session once for them all.
 
+use super::descriptor::{Outer, Shape};
 use super::openai_responses;
-use crate::formats::shape::{Outer, Shape};
 use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {

@@ -4,8 +4,8 @@
 //! `toolName`, `arguments`): one call, counted where it was first recorded. `session.start`
 //! names the session once for every event after it.
 
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
-use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -89,7 +89,7 @@ fn call(map: Object<'_>, name: &str, walk: &mut Walker<'_, '_>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 

@@ -3,8 +3,8 @@
 //! call is a part `{type: "tool_call", data: {id, name, input}}`, `input` a JSON string; its
 //! `tool_result` parts are results.
 
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
-use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -58,7 +58,7 @@ fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 

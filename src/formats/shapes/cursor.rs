@@ -3,8 +3,8 @@
 //! reads, carry no id, and the lines no session or time.
 
 use super::anthropic;
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::Looks;
-use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
 use crate::record::Format;
 
@@ -37,7 +37,7 @@ fn is_transcript_line(outer: &Outer<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::records;
+    use crate::formats::tests::support::records;
     use crate::record::Format;
     use crate::record::Status::Missing;
 

@@ -1,9 +1,9 @@
 //! Gemini `functionCall {name, args}` parts (API requests, responses and streams) and Gemini CLI
 //! `toolCalls[]` in its session records.
 
+use super::descriptor::Shape;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
-use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -59,7 +59,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Invalid, Missing, Present};
 

@@ -4,7 +4,7 @@
 //! Gemini shape reads the calls and the first line, in its place in the walk (`gemini.rs`); this
 //! one recognises the record.
 
-use crate::formats::shape::{Outer, Shape};
+use super::descriptor::{Outer, Shape};
 use crate::json::Json;
 use crate::record::Format;
 

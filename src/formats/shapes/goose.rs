@@ -4,8 +4,8 @@
 //! content holds `toolRequest` parts (`id`, `toolCall.value {name, arguments}`); its
 //! `toolResponse` parts are results.
 
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
-use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -72,7 +72,7 @@ fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Invalid, Present};
 

@@ -2,8 +2,8 @@
 //! so OpenCode's shape reads them; the store says which agent wrote it (see
 //! `crate::formats::store`), and its calls are labelled `kilo`.
 
+use super::descriptor::Shape;
 use super::opencode;
-use crate::formats::shape::Shape;
 use crate::record::Format;
 
 pub(crate) const SHAPE: Shape = Shape {

@@ -1,7 +1,7 @@
 //! Kimi CLI wire logs: `tool.call` events (`name`, `args`, `toolCallId`).
 
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
-use crate::formats::shape::{Outer, Shape};
 use crate::json::Object;
 use crate::record::Format;
 
@@ -39,7 +39,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::records;
+    use crate::formats::tests::support::records;
     use crate::record::Format;
     use crate::record::Status::Present;
 

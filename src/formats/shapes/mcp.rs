@@ -1,9 +1,9 @@
 //! MCP `tools/call` requests (`params.name`, `params.arguments`), on the wire or inside a
 //! recorded cassette. Their catalogue, `tools/list` results, is read like any other `tools`.
 
+use super::descriptor::Shape;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
-use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -36,7 +36,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Status::{Declared, Missing, Present};
 
     #[test]

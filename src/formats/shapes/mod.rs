@@ -6,10 +6,10 @@
 use std::sync::OnceLock;
 
 use super::event_walk::{Looks, Visit, VisitFn, Walker};
-use super::shape::{Outer, Shape};
 use crate::json::{Json, Object};
 use crate::jsonl::prefilter::Prefilter;
 use crate::record::Format;
+use descriptor::{Outer, Shape};
 
 mod anthropic;
 mod claude_code;
@@ -18,6 +18,7 @@ mod codex;
 mod copilot_cli;
 mod crush;
 mod cursor;
+mod descriptor;
 mod gemini;
 mod gemini_cli;
 mod goose;
@@ -293,6 +294,14 @@ mod tests {
         assert_eq!(make_prefilter(None).searches(), 3);
         assert_eq!(make_prefilter(Some(Format::ClaudeCode)).searches(), 1);
         assert_eq!(make_prefilter(Some(Format::OpenaiResponses)).searches(), 2);
+    }
+
+    /// The first search runs until it finds something, whatever the order of the shapes: it is
+    /// the one most lines that hold a call hold, not Qwen Code's `"functionCall"` because Qwen
+    /// Code comes first (every byte of a Chat log was searched for `all"` then).
+    #[test]
+    fn the_search_not_limited_by_another_is_the_common_one() {
+        assert_eq!(make_prefilter(None).first_search(), b"\"tool");
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! OpenAI Chat Completions `tool_calls[].{id, function: {name, arguments}}`: in responses, in
 //! request histories, and in streamed chunks whose fragments are joined per index.
 
+use super::descriptor::Shape;
 use crate::apis::openai_chat::{index_or_position, Fragment, StreamKey, StreamedCall};
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
 use crate::formats::fragments::Place;
-use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -152,7 +152,7 @@ pub(crate) fn flush(walk: &mut Walker) {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Status::{Freeform, Missing, Present};
 
     #[test]

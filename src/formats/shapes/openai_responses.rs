@@ -3,9 +3,9 @@
 //! `web_search_call`), in API payloads, streamed events and Codex rollouts (which wrap them as
 //! `{"type": "response_item", "payload": …}`).
 
+use super::descriptor::Shape;
 use crate::formats::catalogue;
 use crate::formats::event_walk::{id_at, str_at, Call, Visit, Walker};
-use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -83,7 +83,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Freeform, Missing, Present};
 

@@ -5,8 +5,8 @@
 //! state: {input, time: {start}}}`; the other parts hold none (a `step-finish` part's
 //! `"reason": "tool-calls"` is why the model stopped, not a call's reason).
 
+use super::descriptor::{Outer, Shape};
 use crate::formats::event_walk::{id_at, scalar_text, str_at, Call, Looks, Visit, Walker};
-use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -77,7 +77,7 @@ fn visit<'p>(map: Object<'p>, _key: Option<&str>, walk: &mut Walker<'_, 'p>) -> 
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Missing, Present};
 

@@ -1,8 +1,8 @@
 //! OpenHands event trajectories: an action with `tool_call_metadata` is a call; observations
 //! (which repeat the call's id) and the raw model response an action embeds are mirrors.
 
+use super::descriptor::Shape;
 use crate::formats::event_walk::{str_at, Call, Visit, Walker};
-use crate::formats::shape::Shape;
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -60,7 +60,7 @@ fn model_arguments<'p>(metadata: Object<'p>, id: &str) -> Option<Json<'p>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::Present;
 

@@ -3,9 +3,9 @@
 //! args}` parts that the Gemini shape reads. `system` records (`ui_telemetry` among them) name
 //! tools but hold no call of the model.
 
+use super::descriptor::{Outer, Shape};
 use super::gemini;
 use crate::formats::event_walk::Looks;
-use crate::formats::shape::{Outer, Shape};
 use crate::json::Json;
 use crate::record::Format;
 
@@ -41,7 +41,7 @@ fn is_chat_record(outer: &Outer<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::{Blank, Present};
 

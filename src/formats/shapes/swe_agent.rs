@@ -1,9 +1,9 @@
 //! SWE-agent trajectories (`.traj`): the calls are the assistant `tool_calls` in `history`;
 //! `trajectory[].messages` are snapshots of the history the model saw at each step.
 
+use super::descriptor::{Outer, Shape};
 use crate::formats::catalogue;
 use crate::formats::event_walk::{Visit, Walker};
-use crate::formats::shape::{Outer, Shape};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -32,7 +32,7 @@ pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, _walk: &mut Walker<'
 
 #[cfg(test)]
 mod tests {
-    use crate::formats::testing::{brief, expect, records};
+    use crate::formats::tests::support::{brief, expect, records};
     use crate::record::Format;
     use crate::record::Status::Missing;
 

@@ -20,6 +20,7 @@ use serde_json::{json, Map, Value};
 
 use super::agent_asks::shell::words as shell_words;
 use super::hook::{Agent, Placement};
+use crate::program::agent_homes;
 use crate::program::exit_codes::ExitCode;
 
 /// What to install, and where.
@@ -63,32 +64,22 @@ impl Agent {
         }
     }
 
-    /// The agent's user settings: `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR`),
-    /// `$CODEX_HOME/hooks.json` (`~/.codex` without it), `~/.gemini/settings.json`,
-    /// `$COPILOT_HOME/hooks/reasons.json` (`~/.copilot` without it; Copilot CLI reads every file
-    /// of that folder).
+    /// The agent's user settings, in its home ([`crate::program::agent_homes`]):
+    /// `settings.json` in `~/.claude` (or `$CLAUDE_CONFIG_DIR`), `hooks.json` in `~/.codex` (or
+    /// `$CODEX_HOME`), `settings.json` in `~/.gemini` (or `$GEMINI_CLI_HOME/.gemini`),
+    /// `hooks/reasons.json` in `~/.copilot` (or `$COPILOT_HOME`).
     fn user_settings(self) -> anyhow::Result<PathBuf> {
-        let variable = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-        let home = || {
-            variable("HOME")
-                .map(PathBuf::from)
-                .context("HOME is not set: name the settings file with --file")
+        let (home, file) = match self {
+            Agent::ClaudeCode => (&agent_homes::CLAUDE_CODE, "settings.json"),
+            Agent::Codex => (&agent_homes::CODEX, "hooks.json"),
+            Agent::GeminiCli => (&agent_homes::GEMINI_CLI, "settings.json"),
+            // Copilot CLI reads every file of its hooks folder: ours is a file of its own.
+            Agent::CopilotCli => (&agent_homes::COPILOT_CLI, "hooks/reasons.json"),
         };
-        Ok(match self {
-            Agent::ClaudeCode => match variable("CLAUDE_CONFIG_DIR") {
-                Some(dir) => PathBuf::from(dir).join("settings.json"),
-                None => home()?.join(".claude/settings.json"),
-            },
-            Agent::Codex => match variable("CODEX_HOME") {
-                Some(dir) => PathBuf::from(dir).join("hooks.json"),
-                None => home()?.join(".codex/hooks.json"),
-            },
-            Agent::GeminiCli => home()?.join(".gemini/settings.json"),
-            Agent::CopilotCli => match variable("COPILOT_HOME") {
-                Some(dir) => PathBuf::from(dir).join("hooks/reasons.json"),
-                None => home()?.join(".copilot/hooks/reasons.json"),
-            },
-        })
+        let folder = home
+            .folder()
+            .context("HOME is not set: name the settings file with --file")?;
+        Ok(folder.join(file))
     }
 
     /// The group that holds the hook: every tool's calls. Claude Code matches all tools with

@@ -1042,7 +1042,7 @@ fn summary(counts: &Counts, reasons_log: &Path) -> String {
     let calls = if counts.calls == 1 { "call" } else { "calls" };
     let coverage = counts.coverage.map_or_else(
         || "no audited calls".to_owned(),
-        |coverage| format!("coverage {}", crate::program::output::percent(coverage)),
+        |coverage| format!("coverage {}", reasons::stats::percent(coverage)),
     );
     format!(
         "{} {calls}, {} with a reason, {coverage}; reasons log {log}",

@@ -3,11 +3,11 @@
 use std::io::{self, Write};
 
 use anyhow::Context;
-use reasons::stats::{GroupBy, Report, Tally};
+use reasons::stats::{percent, GroupBy, Report, Tally};
 
 use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
-use crate::program::output::{percent, report_writer, StatsFormat};
+use crate::program::output::{report_writer, StatsFormat};
 use crate::program::schedule::read_each_in_order;
 use crate::program::sources::Source;
 

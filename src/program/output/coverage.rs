@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use reasons::stats::{Counts, Report};
+use reasons::stats::{percent, Counts, Report};
 
 use super::cells::csv_field;
 use super::table::{display_width, layout, write_table, Column, Fit};
@@ -44,10 +44,6 @@ impl Writer<Report> for ReportWriter {
 
 fn plural(count: u64, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
-}
-
-pub fn percent(coverage: f64) -> String {
-    format!("{coverage:.1}%")
 }
 
 const COLUMNS: [&str; 10] = [

@@ -27,8 +27,3 @@ pub fn finding_writer(format: CheckFormat) -> Box<dyn Writer<Finding>> {
 pub fn report_writer(format: StatsFormat, width: u16) -> Box<dyn Writer<Report>> {
     Box::new(coverage::ReportWriter { format, width })
 }
-
-/// A coverage as reports show it: one decimal and a per-cent sign.
-pub fn percent(coverage: f64) -> String {
-    coverage::percent(coverage)
-}

@@ -12,7 +12,8 @@ use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, ColumnConstraint, Table, Width};
 use reasons::record::CallRecord;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use reasons::visible::cut_to;
+use unicode_width::UnicodeWidthStr;
 
 use super::cells::{cell_text, reason_text, TABLE_STYLE};
 use super::writer::Writer;
@@ -93,25 +94,6 @@ pub fn layout(width: usize, columns: &[Column], wants: &[usize]) -> Vec<usize> {
 /// The display width of `text`: what a terminal gives it, wide characters counting two.
 pub fn display_width(text: &str) -> usize {
     text.width()
-}
-
-/// `text` on one line at most `width` wide, with `…` where something was left out.
-pub fn cut_to(text: &str, width: usize) -> String {
-    if display_width(text) <= width {
-        return text.to_owned();
-    }
-    let mut cut = String::new();
-    let mut used = 0;
-    for character in text.chars() {
-        let wide = character.width().unwrap_or(0);
-        if used + wide + 1 > width {
-            break;
-        }
-        used += wide;
-        cut.push(character);
-    }
-    cut.push('…');
-    cut
 }
 
 /// Writes one table, or one more batch of its rows, in `widths`, with the header when asked.
@@ -333,13 +315,5 @@ mod tests {
         assert_eq!(layout(40, &CALL_COLUMNS, &wants), wants);
         // At its least widths it fits: squeezed.
         assert_eq!(layout(60, &CALL_COLUMNS, &wants)[..], [7, 11, 13, 18]);
-    }
-
-    #[test]
-    fn text_is_cut_to_its_display_width() {
-        assert_eq!(cut_to("abcdef", 6), "abcdef");
-        assert_eq!(cut_to("abcdef", 4), "abc…");
-        assert_eq!(cut_to("日本語のテキスト", 7), "日本語…");
-        assert_eq!(display_width(&cut_to("日本語のテキスト", 7)), 7);
     }
 }

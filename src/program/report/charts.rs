@@ -4,7 +4,8 @@
 
 use maud::{html, Markup};
 use reasons::record::Status;
-use reasons::stats::{Counts, Group, Report, NONE};
+use reasons::stats::{self, Counts, Group, Report, NONE};
+use reasons::visible::cut_to;
 
 use super::Text;
 
@@ -23,7 +24,7 @@ const STACKED: [Status; 6] = Status::ALL;
 pub fn percent(counts: &Counts) -> String {
     counts
         .coverage
-        .map_or_else(|| "–".to_owned(), |coverage| format!("{coverage:.1}%"))
+        .map_or_else(|| "–".to_owned(), stats::percent)
 }
 
 /// One sentence saying what a group's counts are, for a tooltip.
@@ -43,14 +44,7 @@ fn tooltip(key: &str, counts: &Counts) -> String {
 
 /// A name cut to fit the label column.
 fn label(key: &str) -> String {
-    const FIT: usize = 26;
-    if key.chars().count() <= FIT {
-        key.to_owned()
-    } else {
-        let mut cut: String = key.chars().take(FIT - 1).collect();
-        cut.push('…');
-        cut
-    }
+    cut_to(key, 26)
 }
 
 /// The data attributes every bar carries: its counts, as `stats` reports them.

@@ -10,6 +10,7 @@ mod charts;
 mod diff;
 mod json;
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use maud::{html, Markup, PreEscaped, Render, DOCTYPE};
@@ -23,6 +24,7 @@ use sha2::{Digest, Sha256};
 use crate::program::output::Writer;
 use json::{thousands, Long, Pretty};
 use reasons::touched::{self, View};
+use reasons::visible::{self, Mark};
 
 const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
@@ -75,11 +77,12 @@ fn sessions(records: &[CallRecord]) -> Vec<Session<'_>> {
     sessions
 }
 
-/// A text from a log, escaped by maud, with control characters shown as their pictures (␀, ␛)
-/// rather than left for the browser to drop or act on, and the bidirectional embeddings,
-/// overrides and isolates (U+202A–U+202E, U+2066–U+2069) shown as marks (`⟦U+202E⟧`): applied,
-/// they would reverse the text after them, and a reason could display something other than
-/// what it says.
+/// A text from a log, escaped by maud, with what a browser would drop or act on shown as the
+/// marks [`reasons::visible::mark`] gives: C0 controls and DEL as their pictures (␀, ␛), C1
+/// controls and the bidirectional controls (embeddings, overrides, isolates and the marks
+/// U+200E, U+200F, U+061C) as `⟦U+202E⟧`: applied, they would reorder the text after them, and
+/// a reason could display something other than what it says. Line ends and tabs stay, for the
+/// page lays out a multi-line reason as it was written.
 pub struct Text<'a>(pub &'a str);
 
 impl Render for Text<'_> {
@@ -87,24 +90,33 @@ impl Render for Text<'_> {
     /// rather than byte by byte: the text of 100,000 calls is most of what the page writes.
     fn render_to(&self, buffer: &mut String) {
         let text = self.0;
-        let bytes = text.as_bytes();
         let mut plain = 0;
         for (at, byte) in text.bytes().enumerate() {
-            if byte == 0xE2 {
-                if let Some(mark) = bidi_mark(&bytes[at..]) {
-                    buffer.push_str(&text[plain..at]);
-                    buffer.push_str(mark);
-                    plain = at + 3;
-                }
-                continue;
-            }
             let replacement = match byte {
                 b'&' => "&amp;",
                 b'<' => "&lt;",
                 b'>' => "&gt;",
                 b'"' => "&quot;",
                 b'\n' | b'\t' => continue,
-                0x00..=0x1f | 0x7f => CONTROL_PICTURES[usize::from(byte.min(0x20))],
+                // Only a character's first byte can start a mark; most text is ASCII and never
+                // decoded here.
+                0x00..=0x1f | 0x7f | 0xc0.. => {
+                    let Some(c) = text[at..].chars().next() else {
+                        continue;
+                    };
+                    let Some(mark) = visible::mark(c) else {
+                        continue;
+                    };
+                    buffer.push_str(&text[plain..at]);
+                    match mark {
+                        Mark::Picture(picture) => buffer.push(picture),
+                        Mark::Code(code) => {
+                            let _ = write!(buffer, "\u{27e6}U+{code:04X}\u{27e7}");
+                        }
+                    }
+                    plain = at + c.len_utf8();
+                    continue;
+                }
                 _ => continue,
             };
             buffer.push_str(&text[plain..at]);
@@ -114,31 +126,6 @@ impl Render for Text<'_> {
         buffer.push_str(&text[plain..]);
     }
 }
-
-/// The mark shown for the bidirectional control character `bytes` start with, if they do.
-fn bidi_mark(bytes: &[u8]) -> Option<&'static str> {
-    Some(match bytes.get(..3)? {
-        [0xE2, 0x80, 0xAA] => "\u{27e6}U+202A\u{27e7}",
-        [0xE2, 0x80, 0xAB] => "\u{27e6}U+202B\u{27e7}",
-        [0xE2, 0x80, 0xAC] => "\u{27e6}U+202C\u{27e7}",
-        [0xE2, 0x80, 0xAD] => "\u{27e6}U+202D\u{27e7}",
-        [0xE2, 0x80, 0xAE] => "\u{27e6}U+202E\u{27e7}",
-        [0xE2, 0x81, 0xA6] => "\u{27e6}U+2066\u{27e7}",
-        [0xE2, 0x81, 0xA7] => "\u{27e6}U+2067\u{27e7}",
-        [0xE2, 0x81, 0xA8] => "\u{27e6}U+2068\u{27e7}",
-        [0xE2, 0x81, 0xA9] => "\u{27e6}U+2069\u{27e7}",
-        _ => return None,
-    })
-}
-
-/// The Unicode pictures of the C0 control characters, and of DEL at index 32.
-const CONTROL_PICTURES: [&str; 33] = [
-    "\u{2400}", "\u{2401}", "\u{2402}", "\u{2403}", "\u{2404}", "\u{2405}", "\u{2406}", "\u{2407}",
-    "\u{2408}", "\u{2409}", "\u{240a}", "\u{240b}", "\u{240c}", "\u{240d}", "\u{240e}", "\u{240f}",
-    "\u{2410}", "\u{2411}", "\u{2412}", "\u{2413}", "\u{2414}", "\u{2415}", "\u{2416}", "\u{2417}",
-    "\u{2418}", "\u{2419}", "\u{241a}", "\u{241b}", "\u{241c}", "\u{241d}", "\u{241e}", "\u{241f}",
-    "\u{2421}",
-];
 
 /// The opening of `text` up to `max` characters, and how many characters were left out.
 pub fn cut(text: &str, max: usize) -> (&str, usize) {
@@ -653,6 +640,18 @@ mod tests {
             .render()
             .into_string();
         assert_eq!(html, "a\u{2400}b\u{241b}[31m&lt;i&gt;\n\t\u{2421}");
+    }
+
+    #[test]
+    fn the_bidirectional_marks_and_c1_controls_are_shown_as_marks_as_on_a_terminal() {
+        let text = "a\u{200e}b\u{200f}c\u{61c}d\u{85}e\u{9b}31m";
+        let html = Text(text).render().into_string();
+        assert_eq!(html, "a⟦U+200E⟧b⟦U+200F⟧c⟦U+061C⟧d⟦U+0085⟧e⟦U+009B⟧31m");
+        // The same characters the terminal marks, by the same rule.
+        assert_eq!(
+            reasons::visible::visible(text),
+            "a<U+200E>b<U+200F>c<U+061C>d<U+0085>e<U+009B>31m"
+        );
     }
 
     #[test]

@@ -136,11 +136,15 @@ impl Call {
 
     /// Takes from `other`, the same call's other record, what this one lacks.
     fn fill_from(&mut self, other: Call) {
-        let other_says_more = match (self.status, other.status) {
-            (Status::Missing, theirs) => theirs != Status::Missing,
-            (ours, Status::Present) => ours.lacks_reason(),
-            _ => false,
-        };
+        // The reasons log's one policy for an id logged more than once (`note_first`): the first
+        // reason stands, a later record of it is a replay.
+        let replayed = self.logged && other.logged;
+        let other_says_more = !replayed
+            && match (self.status, other.status) {
+                (Status::Missing, theirs) => theirs != Status::Missing,
+                (ours, Status::Present) => ours.lacks_reason(),
+                _ => false,
+            };
         if other_says_more {
             self.status = other.status;
             self.reason = other.reason;
@@ -446,6 +450,18 @@ mod tests {
                 present: 1
             }
         );
+    }
+
+    #[test]
+    fn an_id_logged_twice_keeps_its_first_reason() {
+        let mut calls = Calls::new(10);
+        calls.add_logged(logged(Some("t1"), "Bash", "ls", "   "));
+        calls.add_logged(logged(Some("t1"), "Bash", "ls", "Replayed"));
+        calls.add_record(record(Some("t1"), "Bash", json!({"command": "ls"})));
+        assert_eq!(calls.len(), 1);
+        let call = calls.get(0).unwrap();
+        assert_eq!(call.status, Status::Blank);
+        assert_eq!(call.place.as_deref(), Some("s.jsonl:3"));
     }
 
     #[test]

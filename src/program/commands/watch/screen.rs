@@ -16,6 +16,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{List, ListItem, ListState, Paragraph, Wrap};
 use ratatui::{DefaultTerminal, Frame};
+use reasons::stats;
 use reasons::visible::visible;
 
 use super::{Arrival, Call, Calls};
@@ -273,14 +274,8 @@ fn draw(frame: &mut Frame, calls: &Calls, view: &View, title: &str, colour: bool
 fn coverage_line(calls: &Calls) -> String {
     match calls.latest_coverage() {
         Some((session, coverage)) => {
-            let percent = if coverage.audited == 0 {
-                "-".to_owned()
-            } else {
-                format!(
-                    "{:.0}%",
-                    coverage.present as f64 * 100.0 / coverage.audited as f64
-                )
-            };
+            let percent = stats::coverage(coverage.present, coverage.audited)
+                .map_or_else(|| "-".to_owned(), stats::percent);
             format!(
                 "{session}: {} calls, {} of {} with a reason ({percent})",
                 coverage.calls, coverage.present, coverage.audited

@@ -1,7 +1,7 @@
 //! The rules that need the whole source, in order: catalogues that make later calls `declared`,
 //! the session a Codex log names once, calls a streamed snapshot repeats, and calls a later event
 //! records again. They run on what the reading loop found, never on the log itself, so a source
-//! read in pieces (see `parallel.rs`) gets them exactly as one read from start to end.
+//! read in pieces (see `pieces.rs`) gets them exactly as one read from start to end.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hash, Hasher};

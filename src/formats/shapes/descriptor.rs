@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use super::event_walk::{Looks, VisitFn, Walker};
+use crate::formats::event_walk::{Looks, VisitFn, Walker};
 use crate::json::Object;
 use crate::record::Format;
 

@@ -25,8 +25,9 @@ use super::call_reader::CallReader;
 use super::events::{Event, ReadSummary};
 use super::fragments::Fragments;
 use super::options::ReadOptions;
-use super::rules::{Item, Offset, Rules};
-use super::sequential::read_sequentially;
+use super::reading::read_whole;
+use super::reading::Reading;
+use super::source_rules::{Item, Offset};
 use crate::jsonl::aligned::AlignedBufReader;
 use crate::jsonl::lines::starts_document;
 
@@ -77,10 +78,10 @@ pub(crate) fn read_in_pieces(
     let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
     if !split {
         let input = AlignedBufReader::with_capacity(WHOLE_FILE_READ_BUFFER, File::open(path)?);
-        return read_sequentially(source, input, options, sink);
+        return read_whole(source, input, options, sink);
     }
     let pieces = size.div_ceil(piece);
-    let mut rules = Rules::new(source, options);
+    let mut reading = Reading::new(source, options, sink);
     // Lines and events before the piece being handed over; the streams open after it, their
     // places counted from the file's start.
     let mut offset = Offset::default();
@@ -134,7 +135,7 @@ pub(crate) fn read_in_pieces(
         let mut apply = |items: Vec<Item>, offset: Offset| {
             items
                 .into_iter()
-                .try_for_each(|item| rules.apply(item, offset, &mut *sink))
+                .try_for_each(|item| reading.apply(item, offset))
         };
         let mut waiting: BTreeMap<u64, io::Result<Piece>> = BTreeMap::new();
         let mut handed = 0;
@@ -189,7 +190,7 @@ pub(crate) fn read_in_pieces(
         drop(tickets);
         outcome
     })?;
-    Ok(rules.finish(offset.events, offset.lines))
+    Ok(reading.finish(offset.events, offset.lines))
 }
 
 /// How a thread claims a ticket to read a piece.
@@ -369,7 +370,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::formats::sequential::read_sequentially as read_log;
+    use crate::formats::reading::read_whole as read_log;
     use crate::record::Format;
 
     /// Every event (as text, to compare) and the summary.

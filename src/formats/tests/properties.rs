@@ -9,9 +9,9 @@ use proptest::option;
 use proptest::prelude::*;
 use proptest::sample::{select, Index};
 
-use super::events::Event;
-use super::options::ReadOptions;
-use super::sequential::read_sequentially as read_log;
+use crate::formats::events::Event;
+use crate::formats::options::ReadOptions;
+use crate::formats::reading::read_whole as read_log;
 use crate::record::Format;
 
 /// Every line of the JSONL samples, and the single-document ones whole.

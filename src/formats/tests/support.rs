@@ -1,8 +1,8 @@
 //! Reading text the way the tests of every shape and rule need it.
 
-use super::events::{Event, ReadSummary};
-use super::options::ReadOptions;
-use super::sequential::read_sequentially as read_log;
+use crate::formats::events::{Event, ReadSummary};
+use crate::formats::options::ReadOptions;
+use crate::formats::reading::read_whole as read_log;
 use crate::record::{CallRecord, Status};
 
 /// Everything a read hands over: the records, the malformed lines, the summary.
