@@ -23,6 +23,7 @@ mod real_codex_gemini;
 #[cfg(unix)]
 mod real_more_agents;
 mod report;
+mod rotation;
 mod samples;
 mod stats;
 mod stores;
