@@ -333,6 +333,12 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
+    /// Forward each reason to the server too, as the call's
+    /// `params._meta["io.modelcontextprotocol/aiInvocation"].invocationReason.text` (MCP
+    /// SEP-2817, a draft), for servers that audit. Without it the server never sees a reason.
+    #[arg(long)]
+    pub meta: bool,
+
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
     pub server: Vec<String>,

@@ -77,6 +77,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             args.reasons_log
                 .or_else(reasons_log::named_by_environment)
                 .as_deref(),
+            args.meta,
         ),
         Command::Gateway(args) => gateway::run(gateway::Options {
             listen: args.listen,
