@@ -376,7 +376,13 @@ fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
         .expect("the log is read");
     let (mut restored, mut sent) = (Vec::new(), Vec::new());
     for _ in 0..requests {
-        for (recall, times) in [(Some(&recall), &mut restored), (None, &mut sent)] {
+        for (recall, times) in [
+            (
+                Some(&recall as &dyn reasons::gateway::Lookup),
+                &mut restored,
+            ),
+            (None, &mut sent),
+        ] {
             let start = Instant::now();
             let made =
                 reasons::gateway::Exchange::new("/v1/messages", body.as_bytes(), true, recall);

@@ -376,6 +376,24 @@ pub struct GatewayArgs {
     #[arg(long)]
     pub no_restore: bool,
 
+    /// Answer `GET /reasons/v1/calls/{call_id}` with `{"call_id","tool","reason","touched",
+    /// "time"}` (or 404), for `reasons hook AGENT --gateway URL` on a person's own machine. The
+    /// call id is the capability: there is no listing, no search, no other route. See
+    /// doc/team.md for who can read what.
+    #[arg(long)]
+    pub serve_reasons: bool,
+
+    /// Keep every reason taken in Redis or Valkey too, by call id, so that replicas behind one
+    /// load balancer restore and serve each other's reasons. A store that is down or slow never
+    /// stops a request (it is waited for 25 ms at most): the gateway serves on, says so once,
+    /// and uses it again once it answers.
+    #[arg(long, value_name = "redis://HOST:PORT[/DB]")]
+    pub store: Option<String>,
+
+    /// How long the store keeps a reason: seconds, or a number with s, m, h or d.
+    #[arg(long, value_name = "TIME", default_value = "7d")]
+    pub store_ttl: String,
+
     /// Print each reason on stderr as `tool: reason` as it is taken off. Without it the gateway
     /// writes nothing after its startup line but that an upstream cannot be reached, or the
     /// reasons log cannot be written (`reasons watch` is where reasons are seen).
@@ -417,6 +435,12 @@ pub struct HookRunArgs {
     /// The reasons log to look in [default: $REASONS_LOG, else the gateway's default log].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
+
+    /// Ask this gateway first (one run with --serve-reasons, such as a team's) for a call's
+    /// reason, by the call's id, waiting at most 300 ms; then the reasons log. A call without an
+    /// id (Gemini CLI's) is looked for in the log.
+    #[arg(long, value_name = "URL")]
+    pub gateway: Option<String>,
 }
 
 /// Options of `reasons hook install`.
@@ -433,6 +457,11 @@ pub struct HookInstallArgs {
     /// The reasons log the installed hook looks in [default: the hook's own default].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
+
+    /// The gateway the installed hook asks first for a call's reason (a team's, run with
+    /// --serve-reasons); the log still answers when it cannot.
+    #[arg(long, value_name = "URL")]
+    pub gateway: Option<String>,
 }
 
 /// Options of `reasons hook uninstall`.

@@ -14,7 +14,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::history::{restore, InText, Recall};
+use super::history::{restore, InText, Lookup};
 use super::splices::Splices;
 use crate::apis::Api;
 use crate::json::{Json, Object, Parser};
@@ -38,7 +38,7 @@ pub struct Augmented {
 
 /// Augments the `tools` of a request body in the API's shape, and gives the calls of its
 /// history the reasons `recall` remembers (see `history`).
-pub fn augment(api: Api, body: &[u8], recall: Option<&Recall>) -> Augmented {
+pub fn augment(api: Api, body: &[u8], recall: Option<&dyn Lookup>) -> Augmented {
     PARSERS.with(|parsers| {
         let Parsers {
             body: parser,
@@ -84,7 +84,7 @@ thread_local! {
 fn augment_with(
     api: Api,
     body: &[u8],
-    recall: Option<&Recall>,
+    recall: Option<&dyn Lookup>,
     parser: &mut Parser,
     arguments: &mut Parser,
 ) -> Augmented {
@@ -269,6 +269,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::gateway::history::Recall;
     use crate::layer::{reason_property, REASON_PARAM};
 
     fn bash() -> Value {

@@ -29,5 +29,6 @@ mod stats;
 mod stores;
 mod streamed_calls;
 mod tables;
+mod team;
 mod util;
 mod watch;

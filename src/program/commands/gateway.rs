@@ -33,6 +33,9 @@ use tokio::net::TcpListener;
 
 use crate::program::exit_codes::ExitCode;
 
+mod store;
+mod team;
+
 /// How the gateway runs.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -49,6 +52,11 @@ pub struct Options {
     /// Whether the calls of a request's history get their logged reason back (`--no-restore`
     /// turns it off).
     pub restore: bool,
+    /// Whether `GET /reasons/v1/calls/{call_id}` answers (`--serve-reasons`).
+    pub serve_reasons: bool,
+    /// The Redis or Valkey the replicas share (`--store`), and how long a reason is kept there.
+    pub store: Option<String>,
+    pub store_ttl: String,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -69,6 +77,8 @@ struct Gateway {
     recall: Option<std::sync::RwLock<Recall>>,
     /// The upstreams that failed the last request sent to them: said once per outage.
     unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
+    /// `--serve-reasons` and `--store`.
+    team: team::Team,
 }
 
 /// Where each provider's requests go.
@@ -226,6 +236,12 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
             None
         }
     };
+    let ttl = store::parse_ttl(&options.store_ttl)?;
+    let store = match &options.store {
+        Some(url) => Some(store::Store::open(url, ttl)?),
+        None => None,
+    };
+    let team = team::Team::new(options.serve_reasons, store, &options.reasons_log);
     let gateway = Arc::new(Gateway {
         client: upstream_client(),
         upstreams,
@@ -238,13 +254,15 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
             .restore
             .then(|| std::sync::RwLock::new(recall(&options.reasons_log))),
         unreachable: std::sync::Mutex::default(),
+        team,
     });
     // Tests and scripts wait for this line: the port is open once it is written.
     say(&format!(
-        "gateway listening on http://{}, {}, reasons to {}",
+        "gateway listening on http://{}, {}, reasons to {}{}",
         listener.local_addr()?,
         gateway.upstreams.describe(),
-        options.reasons_log.display()
+        options.reasons_log.display(),
+        gateway.team.describe()
     ));
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
@@ -370,6 +388,9 @@ impl Gateway {
             .uri()
             .path_and_query()
             .map_or_else(|| path.clone(), |value| value.as_str().to_owned());
+        if let Some(answer) = self.team.answer(request.method(), &path).await {
+            return answer;
+        }
         let rewritten = request.method() == Method::POST && Api::of_path(&path).is_some();
         let provider = Provider::of_request(&path, &|name| request.headers().contains_key(name));
         let upstream = self.upstreams.of(provider);
@@ -391,14 +412,10 @@ impl Gateway {
                         return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string())
                     }
                 };
-                let made = {
-                    let recall = self.recall.as_ref().map(|recall| {
-                        recall
-                            .read()
-                            .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    });
-                    Exchange::new(&path, &bytes, self.strip, recall.as_deref())
-                };
+                let made = self
+                    .team
+                    .exchange(&path, &bytes, self.strip, self.recall.as_ref())
+                    .await;
                 let Some((mut exchange, augmented)) = made else {
                     return error_answer(StatusCode::NOT_FOUND, &path, "no API serves this path");
                 };
@@ -565,8 +582,9 @@ impl Gateway {
                 let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
                 recall.note(call_id, &taken.tool, &taken.reason);
             }
-            let Some(log) = &self.log else { continue };
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
+            self.team.took(&record);
+            let Some(log) = &self.log else { continue };
             if let Err(error) = log.append(&record) {
                 if !self.log_failed.swap(true, Ordering::Relaxed) {
                     say(&format!(

@@ -47,9 +47,16 @@ impl Agent {
     }
 }
 
-/// Reads the agent's hook input on `input` and writes its `systemMessage` answer, if any.
-pub fn run(agent: Agent, input: impl Read, mut output: impl Write, log: Option<&Path>) {
-    if let Some(message) = message(agent, input, log) {
+/// Reads the agent's hook input on `input` and writes its `systemMessage` answer, if any. A call
+/// with an id is asked of `gateway` first (`--gateway`), then looked for in `log`.
+pub fn run(
+    agent: Agent,
+    input: impl Read,
+    mut output: impl Write,
+    log: Option<&Path>,
+    gateway: Option<&str>,
+) {
+    if let Some(message) = message(agent, input, log, gateway) {
         let answer = json!({ "systemMessage": message });
         let _ = writeln!(output, "{answer}");
         let _ = output.flush();
@@ -57,7 +64,12 @@ pub fn run(agent: Agent, input: impl Read, mut output: impl Write, log: Option<&
 }
 
 /// The message to show, when the call has a reason to show.
-fn message(agent: Agent, input: impl Read, log: Option<&Path>) -> Option<String> {
+fn message(
+    agent: Agent,
+    input: impl Read,
+    log: Option<&Path>,
+    gateway: Option<&str>,
+) -> Option<String> {
     let mut text = Vec::new();
     input.take(MAX_INPUT).read_to_end(&mut text).ok()?;
     let hook: Value = serde_json::from_slice(&text).ok()?;
@@ -72,7 +84,7 @@ fn message(agent: Agent, input: impl Read, log: Option<&Path>) -> Option<String>
         None => match agent {
             Agent::ClaudeCode | Agent::Codex => {
                 let call_id = hook.get("tool_use_id")?.as_str()?;
-                reasons_log::find_from_end(log?, call_id).ok()??
+                super::ask_gateway::reason_by_call_id(gateway, log, call_id)?
             }
             Agent::GeminiCli => {
                 let touched = reasons::touched::summary(tool_input?);
@@ -105,7 +117,7 @@ mod tests {
 
     fn run_as(agent: Agent, input: &str, log: Option<&Path>) -> String {
         let mut out = Vec::new();
-        super::run(agent, input.as_bytes(), &mut out, log);
+        super::run(agent, input.as_bytes(), &mut out, log, None);
         String::from_utf8(out).unwrap()
     }
 

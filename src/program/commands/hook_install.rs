@@ -25,6 +25,8 @@ pub struct Options {
     pub file: Option<PathBuf>,
     /// The reasons log the hook is told to look in, when one was named.
     pub reasons_log: Option<PathBuf>,
+    /// The gateway the hook asks first (`--gateway`), when one was named.
+    pub gateway: Option<String>,
 }
 
 impl Agent {
@@ -97,7 +99,11 @@ impl Agent {
 pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let agent = options.agent;
     let (path, create) = settings_path(agent, options.file)?;
-    let command = hook_command(agent, options.reasons_log.as_deref())?;
+    let mut command = hook_command(agent, options.reasons_log.as_deref())?;
+    if let Some(gateway) = &options.gateway {
+        command.push_str(" --gateway ");
+        command.push_str(&shell_quote(gateway));
+    }
     let mut settings = read_settings(&path)?;
     let event = agent.settings_event();
     let groups = event_groups(&mut settings, event, &path)?;

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each takes options of its own, never clap's types, and returns how
 //! the run ended; `main` reports errors. This module turns parsed arguments into those options.
 
+mod ask_gateway;
 mod broken_pipe;
 mod check;
 mod completions;
@@ -86,6 +87,9 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             strip: !args.no_strip,
             verbose: args.verbose,
             restore: !args.no_restore,
+            serve_reasons: args.serve_reasons,
+            store: args.store,
+            store_ttl: args.store_ttl,
         }),
         Command::Watch(args) => {
             let reasons_log = args.reasons_log.or_else(reasons_log::default_path);
@@ -118,6 +122,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                         agent: hook_agent(install.agent),
                         file: install.file,
                         reasons_log: install.reasons_log,
+                        gateway: install.gateway,
                     };
                     return with_stdout(|out| hook_install::install(options, out));
                 }
@@ -133,6 +138,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 io::stdin().lock(),
                 io::stdout().lock(),
                 log.as_deref(),
+                run.gateway.as_deref(),
             );
             Ok(ExitCode::Success)
         }

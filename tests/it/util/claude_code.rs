@@ -78,11 +78,24 @@ impl ClaudeCode {
         args: &[&str],
         env: &[(&str, &str)],
     ) -> ClaudeCode {
+        ClaudeCode::run_through(gateway.address, &gateway.log, prompt, allowed, args, env)
+    }
+
+    /// The same against whatever listens at `address` (a load balancer in front of gateways),
+    /// the hook reading `log`.
+    pub fn run_through(
+        address: std::net::SocketAddr,
+        log: &Path,
+        prompt: &str,
+        allowed: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> ClaudeCode {
         let claude = part(CLAUDE_CODE);
         let sandbox = Sandbox::new();
         let home = sandbox.path("home");
         // The hook as a person installs it: one command, into a HOME with no settings yet.
-        install_hook("claude-code", &[("HOME", &home)], &gateway.log);
+        install_hook("claude-code", &[("HOME", &home)], log);
         let settings: Value = serde_json::from_slice(
             &std::fs::read(home.join(".claude/settings.json")).expect("settings written"),
         )
@@ -92,7 +105,7 @@ impl ClaudeCode {
             format!(
                 "{} hook claude-code --reasons-log {}",
                 installed_binary().display(),
-                gateway.log.display()
+                log.display()
             )
         );
         let mut command = Command::new(claude);
@@ -110,7 +123,7 @@ impl ClaudeCode {
         // Nothing of this machine's own setup: only what the run is given.
         sandbox.apply(&mut command);
         command
-            .env("ANTHROPIC_BASE_URL", format!("http://{}", gateway.address))
+            .env("ANTHROPIC_BASE_URL", format!("http://{address}"))
             .env("ANTHROPIC_API_KEY", API_KEY)
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .envs(env.iter().copied());
