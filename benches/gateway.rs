@@ -20,6 +20,12 @@
 //!
 //! `cargo bench --bench gateway -- restoration` prints only the restoration's figures.
 //!
+//! `cargo bench --bench gateway -- store` compares, in one run, the first event through a
+//! gateway with `--store` on a real Redis (Debian's `redis-server`, started on a free loopback
+//! port) and through one without: for a first turn (the reason is written in the background),
+//! and for a turn whose history holds 20 calls the replica does not remember (one `MGET` before
+//! the request goes upstream: another replica's turn, each time).
+//!
 //! `cargo bench --bench gateway -- against OTHER` compares this build's gateway with another
 //! build of `reasons` (an older commit's, say) in one run: the same requests alternately through
 //! each, the first event and the unpaced 1.4 MiB answer for each envelope, and their ratio.
@@ -70,6 +76,11 @@ fn main() {
     if std::env::args().skip(1).any(|arg| arg == "restoration") {
         let dir = tempfile::tempdir().expect("a temporary directory");
         restoration_cost(dir.path(), requests);
+        return;
+    }
+    // `cargo bench --bench gateway -- store`: --store against no store, side by side.
+    if std::env::args().skip(1).any(|arg| arg == "store") {
+        store_cost(requests);
         return;
     }
     // `cargo bench --bench gateway -- against OTHER`: this build against another.
@@ -699,4 +710,96 @@ fn setting(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
+}
+
+/// The first event through a gateway with `--store` on a real Redis against one without, the
+/// same requests alternately through each.
+fn store_cost(requests: usize) {
+    let redis_server = std::path::Path::new("/usr/bin/redis-server");
+    assert!(
+        redis_server.exists(),
+        "/usr/bin/redis-server is missing: install the real parts with `.ci/real-parts target/real-parts`"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut redis = Command::new(redis_server)
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--save", "", "--appendonly", "no", "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server starts");
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "redis-server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let envelopes = envelopes();
+    let anthropic = &envelopes[0];
+    let upstream = scripted_model(&envelopes);
+    let store = format!("redis://127.0.0.1:{port}/0");
+    let (mut with, with_address) = start_gateway(
+        &upstream.url(),
+        &dir.path().join("with.jsonl"),
+        &["--store", &store],
+    );
+    let (mut without, without_address) =
+        start_gateway(&upstream.url(), &dir.path().join("without.jsonl"), &[]);
+    let (mut through_store, mut through_plain) = (
+        Client::connect(with_address),
+        Client::connect(without_address),
+    );
+    // A turn whose history holds 20 Bash calls (without reasons) that no replica took.
+    let mut history = vec![json!({"role": "user", "content": "Look around."})];
+    for n in 0..20 {
+        let id = format!("toolu_other_replica_{n:04}");
+        history.push(
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": id,
+            "name": "Bash", "input": {"command": format!("ls dir{n}")}}]}),
+        );
+        history.push(json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": id, "content": "a.txt b.txt"}]}));
+    }
+    let later_turn = json!({"model": "m", "max_tokens": 64, "stream": true,
+        "messages": history, "tools": [bash_tool()]})
+    .to_string();
+    println!(
+        "--store on a real Redis against no store, first event, {requests} requests each, alternating:"
+    );
+    for (name, body) in [
+        ("first turn", &anthropic.body),
+        ("20 calls unknown", &later_turn),
+    ] {
+        for _ in 0..200 {
+            through_store.post(anthropic.path, body);
+            through_plain.post(anthropic.path, body);
+        }
+        let (mut stored, mut plain) = (Vec::new(), Vec::new());
+        for _ in 0..requests {
+            stored.push(through_store.post(anthropic.path, body).first_event);
+            plain.push(through_plain.post(anthropic.path, body).first_event);
+        }
+        let (median_store, median_plain) =
+            (percentile(&mut stored, 50), percentile(&mut plain, 50));
+        println!(
+            "  {name:<17} with --store {:>6.1} µs (p90 {:>6.1}), without {:>6.1} µs (p90 {:>6.1}): {:+.1} µs at the median",
+            micros(median_store),
+            micros(percentile(&mut stored, 90)),
+            micros(median_plain),
+            micros(percentile(&mut plain, 90)),
+            micros(median_store) - micros(median_plain),
+        );
+    }
+    println!("target: at most 300 µs added at the median");
+    for child in [&mut with, &mut without, &mut redis] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }

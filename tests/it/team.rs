@@ -636,3 +636,56 @@ fn a_store_url_that_is_not_redis_is_a_usage_error() {
         );
     }
 }
+
+#[test]
+fn a_replica_killed_mid_stream_leaves_the_client_a_cut_stream_and_never_a_reason() {
+    use std::io::Read;
+    use std::sync::Mutex;
+    let events = crate::util::upstream::message_events(&[
+        json!({"type": "text", "text": "Thinking it over"}),
+        json!({"type": "tool_use", "id": "toolu_killed", "name": "Bash",
+            "input": {"command": "ls target", "reason": REASON}}),
+    ]);
+    // Everything but the call's end (and the message's): the call's fragments wait in the
+    // gateway when it dies.
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Mutex::new(Some(gate));
+    let split = events.len() - 3;
+    let (first, rest) = (events[..split].to_vec(), events[split..].to_vec());
+    let upstream = Upstream::start(move |_| {
+        let gate = gate.lock().unwrap().take().expect("one request");
+        crate::util::upstream::Answer::Gated(first.clone(), gate, rest.clone())
+    });
+    let mut gateway = Gateway::start(&upstream.url(), &["--serve-reasons"]);
+    let mut stream = TcpStream::connect(gateway.address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let body = first_turn("toolu_killed", true).to_string();
+    write!(
+        stream,
+        "POST /v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0; 4096];
+    while !String::from_utf8_lossy(&seen).contains("\"text\":\"over\"") {
+        let read = stream.read(&mut buffer).expect("the text arrives");
+        assert!(read > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buffer[..read]);
+    }
+    // The call's start went on (it holds no argument yet); its fragments are held back.
+    thread::sleep(Duration::from_millis(300));
+    gateway.kill();
+    let _ = stream.read_to_end(&mut seen);
+    drop(release);
+    let text = String::from_utf8_lossy(&seen);
+    assert!(!text.contains(REASON), "{text}");
+    assert!(!text.contains("message_stop"), "the stream was cut: {text}");
+    assert!(
+        read_reasons_log(&gateway.log).is_empty(),
+        "the call never completed"
+    );
+}

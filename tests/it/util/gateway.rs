@@ -126,6 +126,14 @@ impl Gateway {
     }
 }
 
+impl Gateway {
+    /// Kills the gateway now, as a replica dies mid-request.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for Gateway {
     fn drop(&mut self) {
         let _ = self.child.kill();
