@@ -95,8 +95,9 @@ pub enum Command {
     ///
     /// `reasons hook claude-code`, `reasons hook codex` (both `PreToolUse`) and `reasons hook
     /// gemini-cli` (`BeforeTool`) are hook commands: each reads its agent's hook JSON on stdin,
-    /// finds the call's reason (in its input, else in the reasons log under the call's id, or for
-    /// Gemini CLI, which sends none, by what the call touched) and prints it as a
+    /// finds the call's reason (in its input, else with --gateway URL from a team's gateway, else
+    /// in the reasons log under the call's id, or for Gemini CLI, which sends none, by what the
+    /// call touched) and prints it as a
     /// `systemMessage` for the person to read beside the call. A hook never decides anything
     /// about the call, and never gets in the way: with no reason, bad input or any error it
     /// prints nothing and exits 0. `reasons hook install AGENT` writes the hook into the agent's
