@@ -317,6 +317,11 @@ pub struct FilterArgs {
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
+    /// Send each reason to an OpenTelemetry collector as a span too (OTLP/HTTP protobuf;
+    /// `/v1/traces` is added to a base URL) [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+
     /// Leave tool catalogues as they are (they still decide which tools' calls are stripped).
     #[arg(long)]
     pub no_augment: bool,
@@ -333,6 +338,11 @@ pub struct ProxyArgs {
     /// [default: $REASONS_LOG when it is set].
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
+
+    /// Send each reason to an OpenTelemetry collector as a span too (OTLP/HTTP protobuf;
+    /// `/v1/traces` is added to a base URL) [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
 
     /// Forward each reason to the server too, as the call's
     /// `params._meta["io.modelcontextprotocol/aiInvocation"].invocationReason.text` (MCP
@@ -394,6 +404,13 @@ pub struct GatewayArgs {
     /// How long the store keeps a reason: seconds, or a number with s, m, h or d.
     #[arg(long, value_name = "TIME", default_value = "7d")]
     pub store_ttl: String,
+
+    /// Send each reason to an OpenTelemetry collector as a span (`execute_tool {tool}`, with
+    /// `gen_ai.tool.call.id` and `reasons.reason`), OTLP/HTTP protobuf; `/v1/traces` is added to
+    /// a base URL. Batched on a bounded queue that drops (and counts) rather than slows a
+    /// request [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
 
     /// Print each reason on stderr as `tool: reason` as it is taken off. Without it the gateway
     /// writes nothing after its startup line but that an upstream cannot be reached, or the

@@ -15,6 +15,7 @@ mod hostile;
 mod inputs;
 mod joined;
 mod man;
+mod otlp;
 mod proxy;
 #[cfg(unix)]
 mod real_agents;

@@ -57,6 +57,8 @@ pub struct Options {
     /// The Redis or Valkey the replicas share (`--store`), and how long a reason is kept there.
     pub store: Option<String>,
     pub store_ttl: String,
+    /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
+    pub otlp: Option<String>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -241,7 +243,11 @@ async fn serve(options: Options) -> anyhow::Result<ExitCode> {
         Some(url) => Some(store::Store::open(url, ttl)?),
         None => None,
     };
-    let team = team::Team::new(options.serve_reasons, store, &options.reasons_log);
+    let spans = match &options.otlp {
+        Some(url) => Some(super::otlp::Exporter::start(url)?),
+        None => None,
+    };
+    let team = team::Team::new(options.serve_reasons, store, spans, &options.reasons_log);
     let gateway = Arc::new(Gateway {
         client: upstream_client(),
         upstreams,

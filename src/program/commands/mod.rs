@@ -11,6 +11,7 @@ mod gateway;
 mod hook;
 mod hook_install;
 mod logs_to_read;
+mod otlp;
 mod proxy;
 mod relay;
 mod report;
@@ -70,6 +71,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             args.reasons_log
                 .or_else(reasons_log::named_by_environment)
                 .as_deref(),
+            otlp::endpoint(args.otlp).as_deref(),
             io::stdin().lock(),
             io::stdout().lock(),
         ),
@@ -79,6 +81,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 .or_else(reasons_log::named_by_environment)
                 .as_deref(),
             args.meta,
+            otlp::endpoint(args.otlp).as_deref(),
         ),
         Command::Gateway(args) => gateway::run(gateway::Options {
             listen: args.listen,
@@ -90,6 +93,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             serve_reasons: args.serve_reasons,
             store: args.store,
             store_ttl: args.store_ttl,
+            otlp: otlp::endpoint(args.otlp),
         }),
         Command::Watch(args) => {
             let reasons_log = args.reasons_log.or_else(reasons_log::default_path);

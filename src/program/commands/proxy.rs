@@ -52,9 +52,11 @@ pub fn run(
     server: &[String],
     reasons_log: Option<&Path>,
     reasons_in_meta: bool,
+    otlp: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let (program, args) = server.split_first().context("no server to run")?;
-    let mut sink = ReasonSink::open(reasons_log, Via::Proxy)?;
+    let mut sink = ReasonSink::open(reasons_log, Via::Proxy, otlp)?;
+    let spans = sink.spans();
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -198,6 +200,11 @@ pub fn run(
         }
     }
     drop(ended);
+    // The last spans leave before the proxy does (the thread holding the sink may still be
+    // waiting on a client that never closes).
+    if let Some(spans) = spans {
+        spans.flush();
+    }
     Ok(ExitCode::Child(exit_code(status)))
 }
 

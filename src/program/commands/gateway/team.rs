@@ -32,18 +32,29 @@ pub struct Team {
     served: Option<Mutex<Served>>,
     /// The store the replicas share (`--store`).
     pub store: Option<Store>,
+    /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
+    spans: Option<crate::program::commands::otlp::Exporter>,
 }
 
 impl Team {
     /// The parts asked for: with `serve`, what is served starts with the end of the reasons
     /// log at `log`, so a restarted gateway still answers for what it took before.
-    pub fn new(serve: bool, store: Option<Store>, log: &Path) -> Team {
+    pub fn new(
+        serve: bool,
+        store: Option<Store>,
+        spans: Option<crate::program::commands::otlp::Exporter>,
+        log: &Path,
+    ) -> Team {
         let served = serve.then(|| {
             let mut served = Served::default();
             served.read_tail(log);
             Mutex::new(served)
         });
-        Team { served, store }
+        Team {
+            served,
+            store,
+            spans,
+        }
     }
 
     /// What the startup line adds: where reasons are served and kept.
@@ -60,6 +71,9 @@ impl Team {
 
     /// Keeps a reason just taken (and logged): served, and written to the store.
     pub fn took(&self, record: &Record) {
+        if let Some(spans) = &self.spans {
+            spans.span(record);
+        }
         if self.served.is_none() && self.store.is_none() {
             return;
         }
