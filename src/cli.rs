@@ -40,6 +40,13 @@ pub enum Command {
     /// A table on a terminal, JSON lines otherwise. Reading stdin, each call is written as soon as
     /// its line arrives, so `tail -f session.jsonl | reasons extract` is live.
     Extract(ExtractArgs),
+    /// Send the calls of recorded logs to an OpenTelemetry collector, one span each.
+    ///
+    /// Every call, every status (`reasons.status`, and `reasons.reason_from` when a reasons log
+    /// gave it its reason), as `execute_tool {tool}` spans with `gen_ai.tool.call.id`, so that
+    /// coverage can be charted in the team's backend (Arize Phoenix, Jaeger, Langfuse, any
+    /// collector). Exporting a log again sends the same spans (their ids come from the call ids).
+    Export(ExportArgs),
     /// Flag every recorded call that carries no usable reason.
     ///
     /// One line per call whose reason is missing, blank or not a string, as `path:line: tool id:
@@ -353,6 +360,19 @@ pub struct ProxyArgs {
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
     pub server: Vec<String>,
+}
+
+/// Options of `reasons export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+
+    /// The collector (OTLP/HTTP protobuf; `/v1/traces` is added to a base URL)
+    /// [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
 }
 
 /// Options of `reasons gateway`.

@@ -203,6 +203,64 @@ fn each_reason_arrives_in_phoenix_as_a_span_and_a_collector_away_stops_nothing()
         thread::sleep(Duration::from_millis(200));
     }
 
+    // A recorded log: every call, every status, twice (the same spans again).
+    let extracted = crate::util::extract_records(&["samples/claude-code.jsonl"]);
+    for _ in 0..2 {
+        let exported = crate::util::run(&[
+            "export",
+            "--otlp",
+            &phoenix.url(),
+            "samples/claude-code.jsonl",
+        ]);
+        assert_eq!(exported.code, 0, "{}", exported.stderr);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let exported = loop {
+        let exported: Vec<Value> = phoenix
+            .spans()
+            .into_iter()
+            .filter(|span| span["attributes"]["reasons.source"].is_string())
+            .collect();
+        if exported.len() >= extracted.len() || Instant::now() > deadline {
+            break exported;
+        }
+        thread::sleep(Duration::from_millis(200));
+    };
+    let mut statuses: Vec<(String, String)> = exported
+        .iter()
+        .map(|span| {
+            let attributes = &span["attributes"];
+            (
+                attributes["gen_ai.tool.call.id"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                attributes["reasons.status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    statuses.sort();
+    statuses.dedup();
+    let mut expected: Vec<(String, String)> = extracted
+        .iter()
+        .map(|record| {
+            (
+                record["call_id"].as_str().unwrap().to_owned(),
+                record["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(statuses, expected);
+    // Each call is one span, however often it was sent.
+    let mut span_ids: Vec<&Value> = exported
+        .iter()
+        .map(|span| &span["context"]["span_id"])
+        .collect();
+    span_ids.sort_by_key(|id| id.to_string());
+    span_ids.dedup();
+    assert_eq!(span_ids.len(), extracted.len());
+
     // The same collector named by OTEL_EXPORTER_OTLP_ENDPOINT; then the collector goes away.
     drop(phoenix);
     let away = format!("http://127.0.0.1:{}", free_port());

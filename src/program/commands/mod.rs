@@ -5,6 +5,7 @@ mod ask_gateway;
 mod broken_pipe;
 mod check;
 mod completions;
+mod export;
 mod extract;
 mod filter;
 mod gateway;
@@ -44,6 +45,22 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Extract(args) => {
             let options = extract_options(args, io::stdout().is_terminal())?;
             with_stdout(|out| extract::run(options, out))
+        }
+        Command::Export(args) => {
+            let Some(otlp) = otlp::endpoint(args.otlp) else {
+                anyhow::bail!(
+                    "export: name a collector with --otlp URL (or OTEL_EXPORTER_OTLP_ENDPOINT)"
+                );
+            };
+            let logs = logs_to_read(
+                args.input,
+                Needs {
+                    keep_arguments: true,
+                    follow: false,
+                    line_buffered: false,
+                },
+            )?;
+            export::run(logs, &otlp)
         }
         Command::Check(args) => {
             let options = check_options(args)?;

@@ -29,6 +29,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use reasons::reasons_log::Record;
+use reasons::record::{CallRecord, ReasonFrom};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -91,9 +92,28 @@ impl Exporter {
 
     /// Queues the span of a reason taken; dropped and counted when the queue is full.
     pub fn span(&self, record: &Record) {
+        self.queue(span(record, SystemTime::now()));
+    }
+
+    /// Queues the span of a recorded call (`reasons export`), waiting for room: a recorded log
+    /// is sent whole, however slowly the collector takes it.
+    pub fn call_span(&self, call: &CallRecord) {
         let Some(queue) = &self.queue else { return };
         self.pending.fetch_add(1, Ordering::SeqCst);
-        if queue.try_send(span(record, SystemTime::now())).is_err() {
+        if queue.send(call_span(call)).is_err() {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Spans not sent: the queue was full, or the collector did not take them.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    fn queue(&self, span: Vec<u8>) {
+        let Some(queue) = &self.queue else { return };
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        if queue.try_send(span).is_err() {
             self.pending.fetch_sub(1, Ordering::SeqCst);
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
@@ -266,37 +286,147 @@ fn span(record: &Record, now: SystemTime) -> Vec<u8> {
             record.time, taken.tool, taken.touched, taken.reason
         ),
     };
+    let reason = match &taken.reason {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let mut attributes = vec![
+        ("reasons.reason", reason),
+        ("reasons.touched", taken.touched.clone()),
+        ("reasons.via", record.via.as_str().to_owned()),
+    ];
+    if let Some(session) = &record.session {
+        attributes.push(("session.id", session.clone()));
+    }
+    encode_span(
+        &identity,
+        &taken.tool,
+        taken.call_id.as_deref(),
+        unix_nanos(now),
+        &attributes,
+    )
+}
+
+/// One encoded `Span` for a recorded call: every status, with where its reason came from, at
+/// the time its log gives it.
+fn call_span(call: &CallRecord) -> Vec<u8> {
+    let identity = match &call.call_id {
+        Some(call_id) => format!("call:{call_id}"),
+        None => format!("line:{}:{}", call.source, call.line),
+    };
+    let nanos = call
+        .timestamp
+        .as_deref()
+        .and_then(rfc3339_nanos)
+        .unwrap_or_else(|| unix_nanos(SystemTime::now()));
+    let mut attributes = vec![
+        ("reasons.status", call.status.as_str().to_owned()),
+        (
+            "reasons.reason_from",
+            match call.reason_from {
+                ReasonFrom::Call => "call",
+                ReasonFrom::Log => "log",
+            }
+            .to_owned(),
+        ),
+        ("reasons.format", call.format.as_str().to_owned()),
+        ("reasons.source", format!("{}:{}", call.source, call.line)),
+    ];
+    if let Some(reason) = &call.reason {
+        attributes.push(("reasons.reason", reason.clone()));
+    }
+    if let Some(arguments) = &call.arguments {
+        attributes.push(("reasons.touched", reasons::touched::summary(arguments)));
+    }
+    if let Some(session) = &call.session {
+        attributes.push(("session.id", session.clone()));
+    }
+    encode_span(
+        &identity,
+        &call.tool,
+        call.call_id.as_deref(),
+        nanos,
+        &attributes,
+    )
+}
+
+fn unix_nanos(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as u64)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` as nanoseconds since the epoch.
+fn rfc3339_nanos(text: &str) -> Option<u64> {
+    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    let rest = text.get(19..)?;
+    let (fraction, zone) = match rest.strip_prefix('.') {
+        Some(after) => {
+            let digits = after.find(|c: char| !c.is_ascii_digit())?;
+            (&after[..digits], &after[digits..])
+        }
+        None => ("", rest),
+    };
+    let offset = match zone {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match zone.get(..1)? {
+                "+" => 1,
+                "-" => -1,
+                _ => return None,
+            };
+            let (hours, minutes): (i64, i64) =
+                (zone.get(1..3)?.parse().ok()?, zone.get(4..6)?.parse().ok()?);
+            sign * (hours * 3600 + minutes * 60)
+        }
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * m + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
+    let mut nanos: String = fraction.chars().take(9).collect();
+    while nanos.len() < 9 {
+        nanos.push('0');
+    }
+    let fraction: i64 = nanos.parse().ok()?;
+    u64::try_from(seconds * 1_000_000_000 + fraction).ok()
+}
+
+/// A span in the GenAI conventions' shape: `execute_tool {tool}`, its ids derived from
+/// `identity`, at `nanos`, with `attributes` after the conventions' own.
+fn encode_span(
+    identity: &str,
+    tool: &str,
+    call_id: Option<&str>,
+    nanos: u64,
+    attributes: &[(&str, String)],
+) -> Vec<u8> {
     let digest = Sha256::digest(identity.as_bytes());
-    let nanos = now
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos() as u64);
     let mut out = Vec::new();
     bytes_field(&mut out, 1, &digest[..16]);
     bytes_field(&mut out, 2, &digest[16..24]);
-    bytes_field(
-        &mut out,
-        5,
-        format!("execute_tool {}", taken.tool).as_bytes(),
-    );
+    bytes_field(&mut out, 5, format!("execute_tool {tool}").as_bytes());
     // SPAN_KIND_INTERNAL.
     tag(&mut out, 6, 0);
     varint(&mut out, 1);
     fixed64_field(&mut out, 7, nanos);
     fixed64_field(&mut out, 8, nanos);
     attribute(&mut out, 9, "gen_ai.operation.name", "execute_tool");
-    attribute(&mut out, 9, "gen_ai.tool.name", &taken.tool);
-    if let Some(call_id) = &taken.call_id {
+    attribute(&mut out, 9, "gen_ai.tool.name", tool);
+    if let Some(call_id) = call_id {
         attribute(&mut out, 9, "gen_ai.tool.call.id", call_id);
     }
-    let reason = match &taken.reason {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    };
-    attribute(&mut out, 9, "reasons.reason", &reason);
-    attribute(&mut out, 9, "reasons.touched", &taken.touched);
-    attribute(&mut out, 9, "reasons.via", record.via.as_str());
-    if let Some(session) = &record.session {
-        attribute(&mut out, 9, "session.id", session);
+    for (key, value) in attributes {
+        attribute(&mut out, 9, key, value);
     }
     out
 }
@@ -371,6 +501,16 @@ mod tests {
         ] {
             assert!(text.contains(needed), "{needed}");
         }
+        assert_eq!(
+            rfc3339_nanos("2026-12-01T10:11:12.5Z"),
+            Some(1_796_119_872_500_000_000)
+        );
+        assert_eq!(
+            rfc3339_nanos("2026-12-01T11:11:12+01:00"),
+            rfc3339_nanos("2026-12-01T10:11:12Z")
+        );
+        assert_eq!(rfc3339_nanos("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(rfc3339_nanos("not a time"), None);
         // A varint crosses its byte boundary as protobuf says.
         let mut out = Vec::new();
         varint(&mut out, 300);
