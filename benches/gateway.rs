@@ -24,7 +24,8 @@
 //! gateway with `--store` on a real Redis (Debian's `redis-server`, started on a free loopback
 //! port) and through one without: for a first turn (the reason is written in the background),
 //! and for a turn whose history holds 20 calls the replica does not remember (one `MGET` before
-//! the request goes upstream: another replica's turn, each time).
+//! the request goes upstream: another replica's turn, each time); and through one with `--otlp`
+//! whose collector is away (every span dropped and counted).
 //!
 //! `cargo bench --bench gateway -- against OTHER` compares this build's gateway with another
 //! build of `reasons` (an older commit's, say) in one run: the same requests alternately through
@@ -752,9 +753,23 @@ fn store_cost(requests: usize) {
     );
     let (mut without, without_address) =
         start_gateway(&upstream.url(), &dir.path().join("without.jsonl"), &[]);
-    let (mut through_store, mut through_plain) = (
+    // --otlp with the collector away: every span is dropped (and counted), none waited for.
+    let away = format!(
+        "http://127.0.0.1:{}",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port()
+    );
+    let (mut exporting, exporting_address) = start_gateway(
+        &upstream.url(),
+        &dir.path().join("otlp.jsonl"),
+        &["--otlp", &away],
+    );
+    let (mut through_store, mut through_plain, mut through_otlp) = (
         Client::connect(with_address),
         Client::connect(without_address),
+        Client::connect(exporting_address),
     );
     // A turn whose history holds 20 Bash calls (without reasons) that no replica took.
     let mut history = vec![json!({"role": "user", "content": "Look around."})];
@@ -781,10 +796,11 @@ fn store_cost(requests: usize) {
             through_store.post(anthropic.path, body);
             through_plain.post(anthropic.path, body);
         }
-        let (mut stored, mut plain) = (Vec::new(), Vec::new());
+        let (mut stored, mut plain, mut exported) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..requests {
             stored.push(through_store.post(anthropic.path, body).first_event);
             plain.push(through_plain.post(anthropic.path, body).first_event);
+            exported.push(through_otlp.post(anthropic.path, body).first_event);
         }
         let (median_store, median_plain) =
             (percentile(&mut stored, 50), percentile(&mut plain, 50));
@@ -796,9 +812,19 @@ fn store_cost(requests: usize) {
             micros(percentile(&mut plain, 90)),
             micros(median_store) - micros(median_plain),
         );
+        let median_otlp = percentile(&mut exported, 50);
+        println!(
+            "  {:<17} with --otlp, the collector away: {:>6.1} µs (p90 {:>6.1}): {:+.1} µs at the median",
+            "",
+            micros(median_otlp),
+            micros(percentile(&mut exported, 90)),
+            micros(median_otlp) - micros(median_plain),
+        );
     }
     println!("target: at most 300 µs added at the median");
-    for child in [&mut with, &mut without, &mut redis] {
+    let rss = rss_kib(exporting.id());
+    println!("  the --otlp gateway, its collector away all along: {rss} KiB resident");
+    for child in [&mut with, &mut without, &mut exporting, &mut redis] {
         let _ = child.kill();
         let _ = child.wait();
     }
