@@ -20,6 +20,13 @@
 //!
 //! `cargo bench --bench gateway -- restoration` prints only the restoration's figures.
 //!
+//! `cargo bench --bench gateway -- store` compares, in one run, the first event through a
+//! gateway with `--store` on a real Redis (Debian's `redis-server`, started on a free loopback
+//! port) and through one without: for a first turn (the reason is written in the background),
+//! and for a turn whose history holds 20 calls the replica does not remember (one `MGET` before
+//! the request goes upstream: another replica's turn, each time); and through one with `--otlp`
+//! whose collector is away (every span dropped and counted).
+//!
 //! `cargo bench --bench gateway -- against OTHER` compares this build's gateway with another
 //! build of `reasons` (an older commit's, say) in one run: the same requests alternately through
 //! each, the first event and the unpaced 1.4 MiB answer for each envelope, and their ratio.
@@ -83,6 +90,11 @@ fn main() {
     }
     if std::env::args().skip(1).any(|arg| arg == "soak") {
         soak_flaky();
+        return;
+    }
+    // `cargo bench --bench gateway -- store`: --store against no store, side by side.
+    if std::env::args().skip(1).any(|arg| arg == "store") {
+        store_cost(requests);
         return;
     }
     // `cargo bench --bench gateway -- against OTHER`: this build against another.
@@ -575,7 +587,13 @@ fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
         .expect("the log is read");
     let (mut restored, mut sent) = (Vec::new(), Vec::new());
     for _ in 0..requests {
-        for (recall, times) in [(Some(&recall), &mut restored), (None, &mut sent)] {
+        for (recall, times) in [
+            (
+                Some(&recall as &dyn reasons::gateway::Lookup),
+                &mut restored,
+            ),
+            (None, &mut sent),
+        ] {
             let start = Instant::now();
             let made =
                 reasons::gateway::Exchange::new("/v1/messages", body.as_bytes(), true, recall);
@@ -892,4 +910,121 @@ fn setting(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(default)
+}
+
+/// The first event through a gateway with `--store` on a real Redis against one without, the
+/// same requests alternately through each.
+fn store_cost(requests: usize) {
+    let redis_server = std::path::Path::new("/usr/bin/redis-server");
+    assert!(
+        redis_server.exists(),
+        "/usr/bin/redis-server is missing: install the real parts with `.ci/real-parts target/real-parts`"
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut redis = Command::new(redis_server)
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--save", "", "--appendonly", "no", "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server starts");
+    let started = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "redis-server did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let envelopes = envelopes();
+    let anthropic = &envelopes[0];
+    let upstream = scripted_model(&envelopes);
+    let store = format!("redis://127.0.0.1:{port}/0");
+    let (mut with, with_address) = start_gateway(
+        &upstream.url(),
+        &dir.path().join("with.jsonl"),
+        &["--store", &store],
+    );
+    let (mut without, without_address) =
+        start_gateway(&upstream.url(), &dir.path().join("without.jsonl"), &[]);
+    // --otlp with the collector away: every span is dropped (and counted), none waited for.
+    let away = format!(
+        "http://127.0.0.1:{}",
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port()
+    );
+    let (mut exporting, exporting_address) = start_gateway(
+        &upstream.url(),
+        &dir.path().join("otlp.jsonl"),
+        &["--otlp", &away],
+    );
+    let (mut through_store, mut through_plain, mut through_otlp) = (
+        Client::connect(with_address),
+        Client::connect(without_address),
+        Client::connect(exporting_address),
+    );
+    // A turn whose history holds 20 Bash calls (without reasons) that no replica took.
+    let mut history = vec![json!({"role": "user", "content": "Look around."})];
+    for n in 0..20 {
+        let id = format!("toolu_other_replica_{n:04}");
+        history.push(
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": id,
+            "name": "Bash", "input": {"command": format!("ls dir{n}")}}]}),
+        );
+        history.push(json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": id, "content": "a.txt b.txt"}]}));
+    }
+    let later_turn = json!({"model": "m", "max_tokens": 64, "stream": true,
+        "messages": history, "tools": [bash_tool()]})
+    .to_string();
+    println!(
+        "--store on a real Redis against no store, first event, {requests} requests each, alternating:"
+    );
+    for (name, body) in [
+        ("first turn", &anthropic.body),
+        ("20 calls unknown", &later_turn),
+    ] {
+        for _ in 0..200 {
+            through_store.post(anthropic.path, body);
+            through_plain.post(anthropic.path, body);
+        }
+        let (mut stored, mut plain, mut exported) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..requests {
+            stored.push(through_store.post(anthropic.path, body).first_event);
+            plain.push(through_plain.post(anthropic.path, body).first_event);
+            exported.push(through_otlp.post(anthropic.path, body).first_event);
+        }
+        let (median_store, median_plain) =
+            (percentile(&mut stored, 50), percentile(&mut plain, 50));
+        println!(
+            "  {name:<17} with --store {:>6.1} µs (p90 {:>6.1}), without {:>6.1} µs (p90 {:>6.1}): {:+.1} µs at the median",
+            micros(median_store),
+            micros(percentile(&mut stored, 90)),
+            micros(median_plain),
+            micros(percentile(&mut plain, 90)),
+            micros(median_store) - micros(median_plain),
+        );
+        let median_otlp = percentile(&mut exported, 50);
+        println!(
+            "  {:<17} with --otlp, the collector away: {:>6.1} µs (p90 {:>6.1}): {:+.1} µs at the median",
+            "",
+            micros(median_otlp),
+            micros(percentile(&mut exported, 90)),
+            micros(median_otlp) - micros(median_plain),
+        );
+    }
+    println!("target: at most 300 µs added at the median");
+    let rss = rss_kib(exporting.id());
+    println!("  the --otlp gateway, its collector away all along: {rss} KiB resident");
+    for child in [&mut with, &mut without, &mut exporting, &mut redis] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 }

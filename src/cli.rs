@@ -40,6 +40,13 @@ pub enum Command {
     /// A table on a terminal, JSON lines otherwise. Reading stdin, each call is written as soon as
     /// its line arrives, so `tail -f session.jsonl | reasons extract` is live.
     Extract(ExtractArgs),
+    /// Send the calls of recorded logs to an OpenTelemetry collector, one span each.
+    ///
+    /// Every call, every status (`reasons.status`, and `reasons.reason_from` when a reasons log
+    /// gave it its reason), as `execute_tool {tool}` spans with `gen_ai.tool.call.id`, so that
+    /// coverage can be charted in the team's backend (Arize Phoenix, Jaeger, Langfuse, any
+    /// collector). Exporting a log again sends the same spans (their ids come from the call ids).
+    Export(ExportArgs),
     /// Flag every recorded call that carries no usable reason.
     ///
     /// One line per call whose reason is missing, blank or not a string, as `path:line: tool id:
@@ -95,15 +102,16 @@ pub enum Command {
     ///
     /// `reasons hook claude-code`, `reasons hook codex` (both `PreToolUse`), `reasons hook
     /// gemini-cli` (`BeforeTool`) and `reasons hook copilot-cli` (`preToolUse`) are hook commands:
-    /// each reads its agent's hook JSON on stdin and finds the call's reason (in its input, else in
-    /// the reasons log under the call's id, or for Gemini CLI and Copilot CLI, which send none, by
-    /// what the call touched). Claude Code and Copilot CLI get it inside their approval dialog
-    /// ("Why (the model's claim): …"), as the agent's own "ask", only where the agent would have
-    /// asked the person anyway, in an attended interactive session; elsewhere, and with --after,
-    /// Claude Code, Codex and Gemini CLI get it as a `systemMessage` beside the call. The reason
-    /// never decides anything, and a hook never gets in the way: with no reason, bad input or any
-    /// error it prints nothing and exits 0. `reasons hook install AGENT` writes the hook into the
-    /// agent's user settings; `reasons hook uninstall AGENT` takes it out again.
+    /// each reads its agent's hook JSON on stdin and finds the call's reason (in its input, else
+    /// with --gateway URL from a team's gateway, else in the reasons log under the call's id, or
+    /// for Gemini CLI and Copilot CLI, which send none, by what the call touched). Claude Code and
+    /// Copilot CLI get it inside their approval dialog ("Why (the model's claim): …"), as the
+    /// agent's own "ask", only where the agent would have asked the person anyway, in an attended
+    /// interactive session; elsewhere, and with --after, Claude Code, Codex and Gemini CLI get it
+    /// as a `systemMessage` beside the call. The reason never decides anything, and a hook never
+    /// gets in the way: with no reason, bad input or any error it prints nothing and exits 0.
+    /// `reasons hook install AGENT` writes the hook into the agent's user settings; `reasons hook
+    /// uninstall AGENT` takes it out again.
     Hook(HookArgs),
     /// Follow a running agent: each call as it arrives, what it touched, and the model's reason.
     ///
@@ -347,6 +355,11 @@ pub struct FilterArgs {
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
+    /// Send each reason to an OpenTelemetry collector as a span too (OTLP/HTTP protobuf;
+    /// `/v1/traces` is added to a base URL) [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+
     /// Leave tool catalogues as they are (they still decide which tools' calls are stripped).
     #[arg(long)]
     pub no_augment: bool,
@@ -364,9 +377,33 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "FILE")]
     pub reasons_log: Option<PathBuf>,
 
+    /// Send each reason to an OpenTelemetry collector as a span too (OTLP/HTTP protobuf;
+    /// `/v1/traces` is added to a base URL) [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+
+    /// Forward each reason to the server too, as the call's
+    /// `params._meta["io.modelcontextprotocol/aiInvocation"].invocationReason.text` (MCP
+    /// SEP-2817, a draft), for servers that audit. Without it the server never sees a reason.
+    #[arg(long)]
+    pub meta: bool,
+
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
     pub server: Vec<String>,
+}
+
+/// Options of `reasons export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+
+    /// The collector (OTLP/HTTP protobuf; `/v1/traces` is added to a base URL)
+    /// [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
 }
 
 /// Options of `reasons gateway`.
@@ -406,6 +443,31 @@ pub struct GatewayArgs {
     /// read. SIZE in bytes, or with K, M or G (KiB, MiB, GiB).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     pub max_body: u64,
+
+    /// Answer `GET /reasons/v1/calls/{call_id}` with `{"call_id","tool","reason","touched",
+    /// "time"}` (or 404), for `reasons hook AGENT --gateway URL` on a person's own machine. The
+    /// call id is the capability: there is no listing, no search, no other route. See
+    /// doc/team.md for who can read what.
+    #[arg(long)]
+    pub serve_reasons: bool,
+
+    /// Keep every reason taken in Redis or Valkey too, by call id, so that replicas behind one
+    /// load balancer restore and serve each other's reasons. A store that is down or slow never
+    /// stops a request (it is waited for 25 ms at most): the gateway serves on, says so once,
+    /// and uses it again once it answers.
+    #[arg(long, value_name = "redis://HOST:PORT[/DB]")]
+    pub store: Option<String>,
+
+    /// How long the store keeps a reason: seconds, or a number with s, m, h or d.
+    #[arg(long, value_name = "TIME", default_value = "7d")]
+    pub store_ttl: String,
+
+    /// Send each reason to an OpenTelemetry collector as a span (`execute_tool {tool}`, with
+    /// `gen_ai.tool.call.id` and `reasons.reason`), OTLP/HTTP protobuf; `/v1/traces` is added to
+    /// a base URL. Batched on a bounded queue that drops (and counts) rather than slows a
+    /// request [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
 
     /// Print each reason on stderr as `tool: reason` as it is taken off, and each call a broken
     /// stream cut off. Without it the gateway writes nothing after its startup line but that an
@@ -565,6 +627,12 @@ pub struct HookRunArgs {
     /// Show the reason beside the call only, never inside the agent's approval dialog.
     #[arg(long)]
     pub after: bool,
+
+    /// Ask this gateway first (one run with --serve-reasons, such as a team's) for a call's
+    /// reason, by the call's id, waiting at most 300 ms; then the reasons log. A call without an
+    /// id (Gemini CLI's) is looked for in the log.
+    #[arg(long, value_name = "URL")]
+    pub gateway: Option<String>,
 }
 
 /// Options of `reasons hook install`.
@@ -586,6 +654,11 @@ pub struct HookInstallArgs {
     /// approval dialog (Claude Code, Copilot CLI) [default: inside it, where the agent asks].
     #[arg(long)]
     pub after: bool,
+
+    /// The gateway the installed hook asks first for a call's reason (a team's, run with
+    /// --serve-reasons); the log still answers when it cannot.
+    #[arg(long, value_name = "URL")]
+    pub gateway: Option<String>,
 }
 
 /// Options of `reasons hook uninstall`.

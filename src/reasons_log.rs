@@ -72,6 +72,11 @@ impl Record {
         }
     }
 
+    /// What the call touched: the one summary the log, the spans and every view show.
+    pub fn touched(&self) -> String {
+        touched::summary(&self.taken.arguments)
+    }
+
     /// The record as one JSON object, keys in the documented order; `request_id` and `session`
     /// only when known.
     pub fn to_json(&self) -> Value {
@@ -81,10 +86,7 @@ impl Record {
         object.insert("tool".into(), Value::from(self.taken.tool.as_str()));
         object.insert("call_id".into(), self.taken.call_id.clone().into());
         object.insert("reason".into(), self.taken.reason.clone());
-        object.insert(
-            "touched".into(),
-            Value::from(touched::summary(&self.taken.arguments)),
-        );
+        object.insert("touched".into(), Value::from(self.touched()));
         if let Some(request_id) = &self.taken.request_id {
             object.insert("request_id".into(), Value::from(request_id.as_str()));
         }
@@ -129,17 +131,59 @@ pub fn default_path() -> Option<PathBuf> {
     Some(state.join("reasons").join("reasons.jsonl"))
 }
 
-/// A reasons log open for appending.
+/// A reasons log open for appending, that follows its path rather than the file it first opened.
+///
+/// A log deleted, renamed away (logrotate's `create`) or replaced while a gateway, proxy or
+/// filter runs would otherwise take every later reason into a file nobody reads any more: the
+/// hook, `watch` and the audits look at the path. So each append first compares the file the path
+/// names with the one open (one `stat` of the path against the device and inode noted when it was
+/// opened) and opens the path again, creating it, when they differ. A log truncated in place
+/// (`copytruncate`) needs nothing: appends go to its new end.
 #[derive(Debug)]
 pub struct Writer {
-    file: File,
     path: PathBuf,
+    open: std::sync::Mutex<OpenLog>,
 }
 
-impl Writer {
+/// The file a [`Writer`] appends to, and which file it is.
+#[derive(Debug)]
+struct OpenLog {
+    file: File,
+    identity: FileIdentity,
+}
+
+/// What tells two files apart: the device and inode where there are such things.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    device: u64,
+    inode: u64,
+}
+
+impl FileIdentity {
+    #[cfg(unix)]
+    fn of(metadata: &fs::Metadata) -> FileIdentity {
+        use std::os::unix::fs::MetadataExt;
+        FileIdentity {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        }
+    }
+
+    /// Elsewhere a file is only told from another by its length: a path whose file is shorter
+    /// than the one open was replaced.
+    #[cfg(not(unix))]
+    fn of(metadata: &fs::Metadata) -> FileIdentity {
+        FileIdentity {
+            device: 0,
+            inode: metadata.len(),
+        }
+    }
+}
+
+impl OpenLog {
     /// Opens `path` for appending, creating it (mode 0600: reasons can quote what a person is
     /// working on) and its folder when they do not exist.
-    pub fn open(path: &Path) -> io::Result<Writer> {
+    fn open(path: &Path) -> io::Result<OpenLog> {
         if let Some(folder) = path
             .parent()
             .filter(|folder| !folder.as_os_str().is_empty())
@@ -151,8 +195,27 @@ impl Writer {
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let file = options.open(path)?;
+        let identity = FileIdentity::of(&file.metadata()?);
+        Ok(OpenLog { file, identity })
+    }
+
+    /// Whether the path still names the file open.
+    fn still_at(&self, path: &Path) -> bool {
+        match fs::metadata(path) {
+            #[cfg(unix)]
+            Ok(named) => FileIdentity::of(&named) == self.identity,
+            #[cfg(not(unix))]
+            Ok(named) => named.len() >= self.file.metadata().map_or(0, |open| open.len()),
+            Err(_) => false,
+        }
+    }
+}
+
+impl Writer {
+    /// Opens `path` for appending, creating it (mode 0600) and its folder when they do not exist.
+    pub fn open(path: &Path) -> io::Result<Writer> {
         Ok(Writer {
-            file,
+            open: std::sync::Mutex::new(OpenLog::open(path)?),
             path: path.to_owned(),
         })
     }
@@ -162,10 +225,17 @@ impl Writer {
         &self.path
     }
 
-    /// Appends one record in a single write. Takes `&self`: appends from several threads are
-    /// as safe as appends from several processes.
+    /// Appends one record in a single write, to the file the path names now (see [`Writer`]).
+    /// Takes `&self`: appends from several threads are as safe as appends from several processes.
     pub fn append(&self, record: &Record) -> io::Result<()> {
-        (&self.file).write_all(&record.to_line())
+        let line = record.to_line();
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if !open.still_at(&self.path) {
+            // Opened again before the write, not after a failed one: the file open is still
+            // there to write to, so a failed write would not tell.
+            *open = OpenLog::open(&self.path)?;
+        }
+        (&open.file).write_all(&line)
     }
 }
 
@@ -694,6 +764,140 @@ mod tests {
             assert_eq!(mode & 0o777, 0o600);
         }
         assert_eq!(Index::read(&path).unwrap().get("a"), Some(&json!("x")));
+    }
+
+    /// The ids of a log's records, in order.
+    fn ids_in(path: &Path) -> Vec<String> {
+        fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|line| parse_record(line.as_bytes()).unwrap().0)
+            .collect()
+    }
+
+    #[cfg(unix)]
+    fn mode_of(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_writer_follows_its_path_when_the_log_is_deleted_renamed_or_replaced() {
+        for case in ["deleted", "renamed", "replaced", "folder deleted"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("state/reasons.jsonl");
+            let writer = Writer::open(&path).unwrap();
+            let append = |id: &str| {
+                writer
+                    .append(&Record::now(
+                        Via::Gateway,
+                        taken("Bash", id, json!("r")),
+                        None,
+                    ))
+                    .unwrap()
+            };
+            append("before");
+            let rotated = dir.path().join("reasons.jsonl.1");
+            match case {
+                "deleted" => fs::remove_file(&path).unwrap(),
+                "renamed" => fs::rename(&path, &rotated).unwrap(),
+                "replaced" => {
+                    // Another file moved over the path, as an editor or a script saves one.
+                    let other = dir.path().join("state/new");
+                    fs::write(&other, logged_line("other")).unwrap();
+                    fs::rename(&other, &path).unwrap();
+                }
+                _ => fs::remove_dir_all(dir.path().join("state")).unwrap(),
+            }
+            append("after");
+            append("later");
+            let expected: &[&str] = match case {
+                "replaced" => &["other", "after", "later"],
+                _ => &["after", "later"],
+            };
+            assert_eq!(ids_in(&path), expected, "{case}");
+            if case == "renamed" {
+                assert_eq!(ids_in(&rotated), ["before"], "{case}");
+            }
+            #[cfg(unix)]
+            if case != "replaced" {
+                assert_eq!(mode_of(&path), 0o600, "{case}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_tail_follows_a_writer_through_each_rotation_nothing_lost_nothing_twice() {
+        for case in ["deleted", "renamed", "replaced"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("reasons.jsonl");
+            let writer = Writer::open(&path).unwrap();
+            let append = |id: &str| {
+                writer
+                    .append(&Record::now(
+                        Via::Proxy,
+                        taken("Bash", id, json!("r")),
+                        None,
+                    ))
+                    .unwrap()
+            };
+            let mut tail = Tail::from_last_lines(&path, 10).unwrap();
+            let mut seen = Vec::new();
+            let mut read = |tail: &mut Tail| {
+                tail.read_new(&mut |line| seen.push(parse_record(line).unwrap().0))
+                    .unwrap();
+            };
+            append("1");
+            read(&mut tail);
+            // Written to the old file after the tail's last look, then rotated before its next.
+            append("2");
+            match case {
+                "deleted" => fs::remove_file(&path).unwrap(),
+                "renamed" => fs::rename(&path, dir.path().join("reasons.jsonl.1")).unwrap(),
+                _ => {
+                    let other = dir.path().join("new");
+                    fs::write(&other, logged_line("3")).unwrap();
+                    fs::rename(&other, &path).unwrap();
+                }
+            }
+            read(&mut tail);
+            append("4");
+            read(&mut tail);
+            append("5");
+            read(&mut tail);
+            let expected: &[&str] = match case {
+                "replaced" => &["1", "2", "3", "4", "5"],
+                _ => &["1", "2", "4", "5"],
+            };
+            assert_eq!(seen, expected, "{case}");
+        }
+    }
+
+    #[test]
+    fn the_writer_appends_to_a_log_truncated_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reasons.jsonl");
+        let writer = Writer::open(&path).unwrap();
+        let append = |id: &str| {
+            writer
+                .append(&Record::now(
+                    Via::Filter,
+                    taken("Bash", id, json!("r")),
+                    None,
+                ))
+                .unwrap()
+        };
+        append("before");
+        // logrotate's `copytruncate`.
+        fs::File::create(&path).unwrap();
+        append("after");
+        assert_eq!(ids_in(&path), ["after"]);
+    }
+
+    fn logged_line(id: &str) -> String {
+        let mut record = Record::now(Via::Gateway, taken("Bash", id, json!("r")), None);
+        record.time = "2026-12-01T00:00:00.000Z".into();
+        String::from_utf8(record.to_line()).unwrap()
     }
 
     #[test]

@@ -247,6 +247,7 @@ pub fn proxy_halves() -> (ClientToServer, ServerToClient) {
             shared: Arc::clone(&shared),
             // The method names `"tools/call"` and `"tools/list"`, also with an escaped slash.
             needles: Needles::new(&["\"tools/", "\"tools\\/"]),
+            reasons_in_meta: false,
         },
         ServerToClient {
             shared,
@@ -262,9 +263,19 @@ pub fn proxy_halves() -> (ClientToServer, ServerToClient) {
 pub struct ClientToServer {
     shared: Arc<Shared>,
     needles: Needles,
+    /// Whether a stripped call carries its reason on to the server in `params._meta`.
+    reasons_in_meta: bool,
 }
 
 impl ClientToServer {
+    /// Forwards each reason taken off a `tools/call` request to the server in the request's
+    /// `params._meta` (`reasons proxy --meta`, MCP SEP-2817), for servers that audit, instead
+    /// of only deleting it: [`crate::apis::mcp::give_invocation_reason`].
+    pub fn forward_reasons_in_meta(mut self) -> ClientToServer {
+        self.reasons_in_meta = true;
+        self
+    }
+
     /// Passes one line from the client through the layer.
     ///
     /// Call it before forwarding the line: a `tools/list` request is noted here, and must be
@@ -296,7 +307,13 @@ impl ClientToServer {
     ) -> bool {
         match value.get("method").and_then(Value::as_str) {
             Some("tools/call") => {
-                tracked.is_some_and(|tracked| strip_noting(value, tracked, reasons))
+                let stripped = tracked.is_some_and(|tracked| strip_noting(value, tracked, reasons));
+                if stripped && self.reasons_in_meta {
+                    if let Some(taken) = reasons.last() {
+                        crate::apis::mcp::give_invocation_reason(value, &taken.reason);
+                    }
+                }
+                stripped
             }
             Some("tools/list") => {
                 if let Some(id) = value.get("id").and_then(id_key) {

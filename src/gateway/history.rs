@@ -167,6 +167,26 @@ impl Recall {
     }
 }
 
+/// Where restoration looks up the reason of a history's call: a [`Recall`], or whatever stands in
+/// front of one (the gateway's store notes the ids it is asked for and does not hold).
+pub trait Lookup {
+    /// The reason known for a call id.
+    fn get(&self, call_id: &str) -> Option<&Recalled>;
+
+    /// Whether no id can be known: restoration is then not even tried.
+    fn is_empty(&self) -> bool;
+}
+
+impl Lookup for Recall {
+    fn get(&self, call_id: &str) -> Option<&Recalled> {
+        Recall::get(self, call_id)
+    }
+
+    fn is_empty(&self) -> bool {
+        Recall::is_empty(self)
+    }
+}
+
 /// A value the crate's parser read, with the text its positions are in.
 pub(crate) struct InText<'a> {
     pub value: Json<'a>,
@@ -188,7 +208,7 @@ pub(crate) fn restore<'r>(
     api: Api,
     history: &InText<'_>,
     tracked: &ToolNames,
-    recall: &'r Recall,
+    recall: &'r dyn Lookup,
     arguments: &mut Parser,
 ) -> Option<Splices<'r>> {
     let shape = api.history()?;
@@ -230,7 +250,7 @@ fn give_back<'r>(
     history: &History,
     call: Json<'_>,
     text: &str,
-    (tracked, recall): (&ToolNames, &'r Recall),
+    (tracked, recall): (&ToolNames, &'r dyn Lookup),
     parser: &mut Parser,
     splices: &mut Splices<'r>,
 ) -> Option<()> {

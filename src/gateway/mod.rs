@@ -37,7 +37,7 @@ mod splices;
 pub mod sse;
 
 pub use classifier::betas_without_the_tool_use_classifier;
-pub use history::{Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
+pub use history::{Lookup, Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
 use rewrite::EventRewriter;
 pub use rewrite::{CutCall, Output};
 
@@ -83,7 +83,7 @@ impl Exchange {
         path: &str,
         body: &[u8],
         strip: bool,
-        recall: Option<&Recall>,
+        recall: Option<&dyn Lookup>,
     ) -> Option<(Exchange, Option<Vec<u8>>)> {
         let api = Api::of_path(path)?;
         let request = request::augment(api, body, recall);

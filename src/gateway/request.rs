@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::classifier::{without_the_tool_use_safeguard, Safeguards, SAFEGUARDS_KEY};
-use super::history::{restore, InText, Recall};
+use super::history::{restore, InText, Lookup};
 use super::splices::Splices;
 use crate::apis::Api;
 use crate::json::{Json, Object, Parser};
@@ -39,7 +39,7 @@ pub struct Augmented {
 
 /// Augments the `tools` of a request body in the API's shape, and gives the calls of its
 /// history the reasons `recall` remembers (see `history`).
-pub fn augment(api: Api, body: &[u8], recall: Option<&Recall>) -> Augmented {
+pub fn augment(api: Api, body: &[u8], recall: Option<&dyn Lookup>) -> Augmented {
     PARSERS.with(|parsers| {
         let Parsers {
             body: parser,
@@ -85,7 +85,7 @@ thread_local! {
 fn augment_with(
     api: Api,
     body: &[u8],
-    recall: Option<&Recall>,
+    recall: Option<&dyn Lookup>,
     parser: &mut Parser,
     arguments: &mut Parser,
 ) -> Augmented {
@@ -331,6 +331,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::gateway::history::Recall;
     use crate::layer::{reason_property, REASON_PARAM};
 
     fn bash() -> Value {

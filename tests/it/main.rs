@@ -16,6 +16,7 @@ mod hostile;
 mod inputs;
 mod joined;
 mod man;
+mod otlp;
 mod proxy;
 #[cfg(unix)]
 mod real_agents;
@@ -28,11 +29,13 @@ mod real_more_agents;
 #[cfg(unix)]
 mod real_prompt;
 mod report;
+mod rotation;
 mod samples;
 mod stats;
 mod stores;
 mod streamed_calls;
 mod tables;
+mod team;
 mod util;
 mod watch;
 

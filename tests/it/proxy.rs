@@ -709,3 +709,76 @@ fn ten_thousand_requests_with_notifications_both_ways_arrive_once_in_order() {
     let reasons = std::fs::read_to_string(dir.path().join("reasons.jsonl")).expect("the log");
     assert_eq!(reasons.lines().count() as u64, REQUESTS / 4);
 }
+
+/// The `params` of each `tools/call` the fixture received.
+fn received_call_params(path: &str) -> Vec<Value> {
+    received(path)
+        .iter()
+        .map(|line| serde_json::from_slice::<Value>(line).expect("a JSON line"))
+        .filter(|message| message["method"] == "tools/call")
+        .map(|message| message["params"].clone())
+        .collect()
+}
+
+#[test]
+fn meta_forwards_the_reason_to_the_server_in_meta_and_keeps_the_other_entries() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let log = dir.path().join("reasons.jsonl");
+    let calls = |proxy_args: &[&str], record: &str| -> Vec<Value> {
+        let mut session = Session::proxied(proxy_args, &["--record", record]);
+        session.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+        let mut from_claude_code =
+            tools_call(2, "echo", json!({"text": "t", "reason": "Check the echo"}));
+        from_claude_code["params"]["_meta"] =
+            json!({"claudecode/toolUseId": "toolu_01", "progressToken": 7});
+        let answer = session.request(&from_claude_code);
+        // The tool's arguments never hold the reason, with or without `--meta`.
+        assert_eq!(echoed(&answer), json!({"text": "t"}));
+        session.request(&tools_call(3, "clock", json!({"reason": "Know the time"})));
+        // A tool with a reason of its own keeps it in its arguments, and gets nothing in `_meta`.
+        session.request(&tools_call(
+            4,
+            "note",
+            json!({"body": "b", "reason": "Its own"}),
+        ));
+        session.request(&tools_call(5, "echo", json!({"text": "no reason"})));
+        assert_eq!(session.close().code, Some(0));
+        received_call_params(record)
+    };
+    let with_meta = calls(
+        &["--meta", "--reasons-log", arg(&log)],
+        &record_file(dir.path(), "with"),
+    );
+    assert_eq!(
+        with_meta,
+        [
+            json!({"name": "echo", "arguments": {"text": "t"}, "_meta": {
+                "claudecode/toolUseId": "toolu_01", "progressToken": 7,
+                "io.modelcontextprotocol/aiInvocation": {"invocationReason": {"text": "Check the echo"}}}}),
+            json!({"name": "clock", "arguments": {}, "_meta": {
+                "io.modelcontextprotocol/aiInvocation": {"invocationReason": {"text": "Know the time"}}}}),
+            json!({"name": "note", "arguments": {"body": "b", "reason": "Its own"}}),
+            json!({"name": "echo", "arguments": {"text": "no reason"}}),
+        ]
+    );
+    // The reasons are logged all the same, under the client's tool-use id.
+    let logged: Vec<Value> = read_reasons_log(&log)
+        .into_iter()
+        .map(|record| record["call_id"].clone())
+        .collect();
+    assert_eq!(logged, [json!("toolu_01"), Value::Null]);
+
+    // Without `--meta` the server sees no reason anywhere, and its `_meta` as the client sent it.
+    let without = calls(&[], &record_file(dir.path(), "without"));
+    assert_eq!(
+        without[..2],
+        [
+            json!({"name": "echo", "arguments": {"text": "t"}, "_meta": {
+                "claudecode/toolUseId": "toolu_01", "progressToken": 7}}),
+            json!({"name": "clock", "arguments": {}}),
+        ]
+    );
+    assert!(!received(&record_file(dir.path(), "without"))
+        .iter()
+        .any(|line| String::from_utf8_lossy(line).contains("aiInvocation")));
+}

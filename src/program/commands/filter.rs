@@ -15,10 +15,11 @@ use crate::program::exit_codes::ExitCode;
 pub fn run(
     options: Options,
     reasons_log: Option<&Path>,
+    otlp: Option<&str>,
     input: impl Read,
     output: impl Write,
 ) -> anyhow::Result<ExitCode> {
-    let mut sink = ReasonSink::open(reasons_log, Via::Filter)?;
+    let mut sink = ReasonSink::open(reasons_log, Via::Filter, otlp)?;
     let mut filter = Filter::new(options);
     let pumped = pump(
         input,
@@ -26,6 +27,9 @@ pub fn run(
         |line| filter.line(line),
         |reason| sink.report(reason),
     );
+    if let Some(spans) = sink.spans() {
+        spans.flush();
+    }
     match pumped {
         Ok(()) => Ok(ExitCode::Success),
         Err(PumpError::Read(error)) => Err(error).context("cannot read standard input"),

@@ -35,6 +35,9 @@ use tokio::net::TcpListener;
 
 use crate::program::exit_codes::ExitCode;
 
+mod store;
+mod team;
+
 /// How the gateway runs.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -53,6 +56,13 @@ pub struct Options {
     pub restore: bool,
     /// The largest request body read whole (`--max-body`): a larger one is a 413.
     pub max_body: u64,
+    /// Whether `GET /reasons/v1/calls/{call_id}` answers (`--serve-reasons`).
+    pub serve_reasons: bool,
+    /// The Redis or Valkey the replicas share (`--store`), and how long a reason is kept there.
+    pub store: Option<String>,
+    pub store_ttl: String,
+    /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
+    pub otlp: Option<String>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -75,6 +85,8 @@ struct Gateway {
     unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
     /// The largest request body read whole.
     max_body: u64,
+    /// `--serve-reasons` and `--store`.
+    team: team::Team,
 }
 
 /// Where each provider's requests go.
@@ -246,6 +258,16 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
             None
         }
     };
+    let ttl = store::parse_ttl(&options.store_ttl)?;
+    let store = match &options.store {
+        Some(url) => Some(store::Store::open(url, ttl)?),
+        None => None,
+    };
+    let spans = match &options.otlp {
+        Some(url) => Some(super::otlp::Exporter::start(url)?),
+        None => None,
+    };
+    let team = team::Team::new(options.serve_reasons, store, spans, &options.reasons_log);
     let gateway = Arc::new(Gateway {
         client: upstream_client(),
         upstreams,
@@ -259,13 +281,15 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
             .then(|| std::sync::RwLock::new(recall(&options.reasons_log))),
         unreachable: std::sync::Mutex::default(),
         max_body: options.max_body,
+        team,
     });
     // Tests and scripts wait for this line: the port is open once it is written.
     say(&format!(
-        "gateway listening on http://{}, {}, reasons to {}",
+        "gateway listening on http://{}, {}, reasons to {}{}",
         listener.local_addr()?,
         gateway.upstreams.describe(),
-        options.reasons_log.display()
+        options.reasons_log.display(),
+        gateway.team.describe()
     ));
     Ok(Bound { listener, gateway })
 }
@@ -436,6 +460,9 @@ impl Gateway {
             .uri()
             .path_and_query()
             .map_or_else(|| path.clone(), |value| value.as_str().to_owned());
+        if let Some(answer) = self.team.answer(request.method(), &path).await {
+            return answer;
+        }
         let rewritten = request.method() == Method::POST && Api::of_path(&path).is_some();
         let provider = Provider::of_request(&path, &|name| request.headers().contains_key(name));
         let upstream = self.upstreams.of(provider);
@@ -454,14 +481,10 @@ impl Gateway {
                     Ok(bytes) => bytes,
                     Err(refused) => return refused.answer(&path, self.max_body),
                 };
-                let made = {
-                    let recall = self.recall.as_ref().map(|recall| {
-                        recall
-                            .read()
-                            .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    });
-                    Exchange::new(&path, &bytes, self.strip, recall.as_deref())
-                };
+                let made = self
+                    .team
+                    .exchange(&path, &bytes, self.strip, self.recall.as_ref())
+                    .await;
                 let Some((mut exchange, augmented)) = made else {
                     return error_answer(StatusCode::NOT_FOUND, &path, "no API serves this path");
                 };
@@ -672,8 +695,9 @@ impl Gateway {
                 let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
                 recall.note(call_id, &taken.tool, &taken.reason);
             }
-            let Some(log) = &self.log else { continue };
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
+            self.team.took(&record);
+            let Some(log) = &self.log else { continue };
             if let Err(error) = log.append(&record) {
                 if !self.log_failed.swap(true, Ordering::Relaxed) {
                     say(&format!(

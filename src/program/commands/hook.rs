@@ -11,6 +11,8 @@
 //! - Gemini CLI sends a `BeforeTool` event with `tool_name` and `tool_input` but no id, and
 //!   Copilot CLI a `preToolUse` one with `toolName` and `toolArgs` (a JSON text): a reason not in
 //!   the input is found in the log by the tool and what the call touched.
+//! - With `--gateway URL`, a call with an id is first asked of a team's gateway
+//!   ([`super::ask_gateway`]), then looked for in the local log.
 //!
 //! **In the prompt.** The person decides at the agent's approval dialog. Claude Code and Copilot
 //! CLI show a hook's text inside it only when the hook answers "ask", so there the hook answers
@@ -86,10 +88,10 @@ pub fn run(
     placement: Placement,
     input: impl Read,
     mut output: impl Write,
-    log: Option<&Path>,
+    found_in: Where,
     surroundings: impl FnOnce() -> Surroundings,
 ) {
-    let Some(answer) = answer(agent, placement, input, log, surroundings) else {
+    let Some(answer) = answer(agent, placement, input, found_in, surroundings) else {
         return;
     };
     let answer = match (agent, answer) {
@@ -115,13 +117,13 @@ fn answer(
     agent: Agent,
     placement: Placement,
     input: impl Read,
-    log: Option<&Path>,
+    found_in: Where,
     surroundings: impl FnOnce() -> Surroundings,
 ) -> Option<Answer> {
     let mut text = Vec::new();
     input.take(MAX_INPUT).read_to_end(&mut text).ok()?;
     let hook: Value = serde_json::from_slice(&text).ok()?;
-    let (tool, reason) = reason(agent, &hook, log)?;
+    let (tool, reason) = reason(agent, &hook, found_in)?;
     let reason = match reason {
         Value::String(text) if !text.trim().is_empty() => text,
         Value::String(_) | Value::Null => return None,
@@ -143,8 +145,19 @@ fn answer(
     })
 }
 
-/// The call's tool and its reason: in its input, else in the log.
-fn reason<'a>(agent: Agent, hook: &'a Value, log: Option<&Path>) -> Option<(&'a str, Value)> {
+/// Where a reason the call no longer carries is looked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Where<'a> {
+    /// The gateway asked first by call id (`--gateway`), when one was named.
+    pub gateway: Option<&'a str>,
+    /// The reasons log.
+    pub log: Option<&'a Path>,
+}
+
+/// The call's tool and its reason: in its input, else asked of the gateway by call id, else in
+/// the log.
+fn reason<'a>(agent: Agent, hook: &'a Value, found_in: Where) -> Option<(&'a str, Value)> {
+    let log = found_in.log;
     // Another agent's event (or another event of this one) is not answered.
     let event = hook.get("hook_event_name").and_then(Value::as_str);
     match agent.event() {
@@ -165,7 +178,7 @@ fn reason<'a>(agent: Agent, hook: &'a Value, log: Option<&Path>) -> Option<(&'a 
             Some(reason) => reason.clone(),
             None => {
                 let call_id = hook.get("tool_use_id")?.as_str()?;
-                reasons_log::find_from_end(log?, call_id).ok()??
+                super::ask_gateway::reason_by_call_id(found_in.gateway, log, call_id)?
             }
         },
     };
@@ -212,7 +225,15 @@ mod tests {
         around: Surroundings,
     ) -> String {
         let mut out = Vec::new();
-        super::run(agent, placement, input.as_bytes(), &mut out, log, || around);
+        let found_in = Where { gateway: None, log };
+        super::run(
+            agent,
+            placement,
+            input.as_bytes(),
+            &mut out,
+            found_in,
+            || around,
+        );
         String::from_utf8(out).unwrap()
     }
 

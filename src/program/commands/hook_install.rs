@@ -32,6 +32,8 @@ pub struct Options {
     pub reasons_log: Option<PathBuf>,
     /// Where the hook shows the reason.
     pub placement: Placement,
+    /// The gateway the hook asks first (`--gateway`), when one was named.
+    pub gateway: Option<String>,
 }
 
 impl Agent {
@@ -140,7 +142,12 @@ impl Agent {
 pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let agent = options.agent;
     let (path, create) = settings_path(agent, options.file)?;
-    let command = hook_command(agent, options.reasons_log.as_deref(), options.placement)?;
+    let command = hook_command(
+        agent,
+        options.reasons_log.as_deref(),
+        options.placement,
+        options.gateway.as_deref(),
+    )?;
     let mut settings = read_settings(&path)?;
     let event = agent.settings_event();
     let groups = event_groups(&mut settings, event, &path)?;
@@ -265,10 +272,11 @@ fn settings_path(agent: Agent, file: Option<PathBuf>) -> anyhow::Result<(PathBuf
 
 /// The hook's command line: this binary by its absolute path, and the log, absolute too (the
 /// agent runs the hook from wherever it works).
-fn hook_command(
+pub(super) fn hook_command(
     agent: Agent,
     reasons_log: Option<&Path>,
     placement: Placement,
+    gateway: Option<&str>,
 ) -> anyhow::Result<String> {
     let binary = std::env::current_exe().context("cannot tell where this reasons binary is")?;
     let binary = fs::canonicalize(&binary).unwrap_or(binary);
@@ -286,6 +294,10 @@ fn hook_command(
     if placement == Placement::After {
         command.push_str(" --after");
     }
+    if let Some(gateway) = gateway {
+        command.push_str(" --gateway ");
+        command.push_str(&shell_quote(gateway));
+    }
     Ok(command)
 }
 
@@ -301,7 +313,7 @@ fn undo_command(agent: Agent, path: &Path, user_settings: bool) -> String {
 
 /// A word as a POSIX shell reads it back: as it is when it holds nothing the shell would
 /// interpret, else in single quotes.
-fn shell_quote(word: &str) -> String {
+pub(super) fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()

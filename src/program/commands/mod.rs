@@ -2,15 +2,18 @@
 //! the run ended; `main` reports errors. This module turns parsed arguments into those options.
 
 mod agent_asks;
+mod ask_gateway;
 mod broken_pipe;
 mod check;
 mod completions;
+mod export;
 mod extract;
 mod filter;
 mod gateway;
 mod hook;
 mod hook_install;
 mod logs_to_read;
+mod otlp;
 mod proxy;
 mod relay;
 mod report;
@@ -46,6 +49,22 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             let options = extract_options(args, io::stdout().is_terminal())?;
             with_stdout(|out| extract::run(options, out))
         }
+        Command::Export(args) => {
+            let Some(otlp) = otlp::endpoint(args.otlp) else {
+                anyhow::bail!(
+                    "export: name a collector with --otlp URL (or OTEL_EXPORTER_OTLP_ENDPOINT)"
+                );
+            };
+            let logs = logs_to_read(
+                args.input,
+                Needs {
+                    keep_arguments: true,
+                    follow: false,
+                    line_buffered: false,
+                },
+            )?;
+            export::run(logs, &otlp)
+        }
         Command::Check(args) => {
             let options = check_options(args)?;
             with_stdout(|out| check::run(options, out))
@@ -72,6 +91,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             args.reasons_log
                 .or_else(reasons_log::named_by_environment)
                 .as_deref(),
+            otlp::endpoint(args.otlp).as_deref(),
             io::stdin().lock(),
             io::stdout().lock(),
         ),
@@ -80,6 +100,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             args.reasons_log
                 .or_else(reasons_log::named_by_environment)
                 .as_deref(),
+            args.meta,
+            otlp::endpoint(args.otlp).as_deref(),
         ),
         Command::Gateway(args) => gateway::run(gateway::Options {
             listen: args.listen,
@@ -89,6 +111,10 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             verbose: args.verbose,
             restore: !args.no_restore,
             max_body: args.max_body,
+            serve_reasons: args.serve_reasons,
+            store: args.store,
+            store_ttl: args.store_ttl,
+            otlp: otlp::endpoint(args.otlp),
         }),
         #[cfg(not(unix))]
         Command::Run(_) => bail!("run: starts agents on Unix only (Linux, macOS)"),
@@ -152,6 +178,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                         file: install.file,
                         reasons_log: install.reasons_log,
                         placement: placement(install.after),
+                        gateway: install.gateway,
                     };
                     return with_stdout(|out| hook_install::install(options, out));
                 }
@@ -171,7 +198,10 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 placement(run.after),
                 io::stdin().lock(),
                 io::stdout().lock(),
-                log.as_deref(),
+                hook::Where {
+                    gateway: run.gateway.as_deref(),
+                    log: log.as_deref(),
+                },
                 || agent_asks::Surroundings::of_this_process(is_agent),
             );
             Ok(ExitCode::Success)

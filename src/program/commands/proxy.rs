@@ -46,10 +46,17 @@ enum Ended {
 }
 
 /// Runs `server` behind the layer until it exits, and exits with its status: its own exit code,
-/// or 128 + the number of the signal that ended it.
-pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// or 128 + the number of the signal that ended it. With `reasons_in_meta` (`--meta`) each
+/// reason taken off a call goes on to the server in the call's `params._meta`.
+pub fn run(
+    server: &[String],
+    reasons_log: Option<&Path>,
+    reasons_in_meta: bool,
+    otlp: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let (program, args) = server.split_first().context("no server to run")?;
-    let mut sink = ReasonSink::open(reasons_log, Via::Proxy)?;
+    let mut sink = ReasonSink::open(reasons_log, Via::Proxy, otlp)?;
+    let spans = sink.spans();
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -63,6 +70,9 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
     };
 
     let (mut client_half, mut server_half) = proxy_halves();
+    if reasons_in_meta {
+        client_half = client_half.forward_reasons_in_meta();
+    }
     let (ended, events) = mpsc::channel();
 
     // The client's lines are read by one thread and written to the server by another, through a
@@ -190,6 +200,11 @@ pub fn run(server: &[String], reasons_log: Option<&Path>) -> anyhow::Result<Exit
         }
     }
     drop(ended);
+    // The last spans leave before the proxy does (the thread holding the sink may still be
+    // waiting on a client that never closes).
+    if let Some(spans) = spans {
+        spans.flush();
+    }
     Ok(ExitCode::Child(exit_code(status)))
 }
 

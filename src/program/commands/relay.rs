@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context;
 use reasons::layer::TakenReason;
@@ -73,48 +74,64 @@ pub fn pump<R: Read, W: Write>(
 }
 
 /// Where the reasons taken off calls go: stderr as `tool: reason` for the human watching, or a
-/// reasons log.
-pub enum ReasonSink {
+/// reasons log; and with `--otlp`, a collector as spans too.
+pub struct ReasonSink {
+    to: Destination,
+    via: Via,
+    spans: Option<Arc<super::otlp::Exporter>>,
+}
+
+enum Destination {
     /// One `tool: reason` line on stderr per reason.
     Stderr,
     /// One record per reason, appended to a reasons log.
-    Log {
-        /// The open log.
-        log: reasons_log::Writer,
-        /// Which command writes it.
-        via: Via,
-    },
+    Log(reasons_log::Writer),
 }
 
 impl ReasonSink {
-    /// Opens the log, when there is one, for appending.
-    pub fn open(path: Option<&Path>, via: Via) -> anyhow::Result<ReasonSink> {
-        let Some(path) = path else {
-            return Ok(ReasonSink::Stderr);
+    /// Opens the log, when there is one, for appending, and starts the exporter to `otlp`.
+    pub fn open(path: Option<&Path>, via: Via, otlp: Option<&str>) -> anyhow::Result<ReasonSink> {
+        let to = match path {
+            None => Destination::Stderr,
+            Some(path) => Destination::Log(
+                reasons_log::Writer::open(path)
+                    .with_context(|| format!("cannot open the reasons log {}", path.display()))?,
+            ),
         };
-        let log = reasons_log::Writer::open(path)
-            .with_context(|| format!("cannot open the reasons log {}", path.display()))?;
-        Ok(ReasonSink::Log { log, via })
+        let spans = otlp
+            .map(super::otlp::Exporter::start)
+            .transpose()?
+            .map(Arc::new);
+        Ok(ReasonSink { to, via, spans })
+    }
+
+    /// The exporter the spans go to, to wait for at the end.
+    pub fn spans(&self) -> Option<Arc<super::otlp::Exporter>> {
+        self.spans.clone()
     }
 
     /// The log's path, when reasons go to one.
     pub fn path(&self) -> Option<&Path> {
-        match self {
-            ReasonSink::Stderr => None,
-            ReasonSink::Log { log, .. } => Some(log.path()),
+        match &self.to {
+            Destination::Stderr => None,
+            Destination::Log(log) => Some(log.path()),
         }
     }
 
     /// Reports one reason, in a single write so that lines from other writers (a proxied
     /// server's stderr, another process appending to the same log) never cut through it.
     pub fn report(&mut self, reason: &TakenReason) -> io::Result<()> {
-        match self {
+        let record = || Record::now(self.via, reason.clone(), None);
+        if let Some(spans) = &self.spans {
+            spans.span(&record());
+        }
+        match &self.to {
             // The human channel failing is no reason to stop the stream.
-            ReasonSink::Stderr => {
+            Destination::Stderr => {
                 crate::program::messages::line(&reason.to_string());
                 Ok(())
             }
-            ReasonSink::Log { log, via } => log.append(&Record::now(*via, reason.clone(), None)),
+            Destination::Log(log) => log.append(&record()),
         }
     }
 }

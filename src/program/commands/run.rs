@@ -23,6 +23,8 @@ use reasons::stats::Counts;
 use serde_json::{json, Value};
 
 use super::gateway;
+use super::hook::{self, Placement};
+use super::hook_install::{self, shell_quote};
 use crate::program::exit_codes::ExitCode;
 use crate::program::messages::message;
 use crate::program::schedule::{read_each_in_order, SourceOptions};
@@ -217,6 +219,12 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         verbose: options.verbose,
         restore: options.restore,
         max_body: options.max_body,
+        // A run is one person's: no route for other machines, no store shared with replicas;
+        // spans go where the environment sends the agent's own telemetry, if anywhere.
+        serve_reasons: false,
+        store: None,
+        store_ttl: "7d".to_owned(),
+        otlp: super::otlp::endpoint(None),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -556,15 +564,9 @@ fn wire(
             .map_or(usual, |given| given.url.path.as_str());
         format!("{gateway}{path}")
     };
-    let hook_command = |name: &str| -> anyhow::Result<String> {
-        let binary = std::env::current_exe().context("cannot tell where this reasons binary is")?;
-        let binary = fs::canonicalize(&binary).unwrap_or(binary);
-        let log = std::path::absolute(reasons_log).unwrap_or_else(|_| reasons_log.to_owned());
-        Ok(format!(
-            "{} hook {name} --reasons-log {}",
-            shell_quote(&binary.to_string_lossy()),
-            shell_quote(&log.to_string_lossy())
-        ))
+    // The hook as `hook install` writes it, in the prompt where the agent asks.
+    let hook_command = |agent: hook::Agent| {
+        hook_install::hook_command(agent, Some(reasons_log), Placement::InPrompt, None)
     };
     match agent {
         Agent::ClaudeCode => {
@@ -582,7 +584,8 @@ fn wire(
             if claude_settings().is_some_and(|user| runs_our_hook(&user, "claude-code")) {
                 wiring.hook = Err("Claude Code's settings already run the hook".into());
             } else {
-                let handler = json!({"type": "command", "command": hook_command("claude-code")?});
+                let handler =
+                    json!({"type": "command", "command": hook_command(hook::Agent::ClaudeCode)?});
                 settings["hooks"] = json!({"PreToolUse": [{"matcher": "*", "hooks": [handler]}]});
                 wiring.hook = Ok(());
             }
@@ -615,7 +618,7 @@ fn wire(
                 wiring.args.push("-c".into());
                 wiring.args.push(format!(
                     "hooks.PreToolUse=[{{ hooks = [{{ type = \"command\", command = {} }}] }}]",
-                    toml_string(&hook_command("codex")?)
+                    toml_string(&hook_command(hook::Agent::Codex)?)
                 ));
                 wiring.hook = Ok(());
             }
@@ -799,20 +802,6 @@ fn merge(base: &mut Value, over: Value) {
 /// A TOML basic string.
 fn toml_string(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
-}
-
-/// A word as a POSIX shell reads it back: as it is when it holds nothing the shell would
-/// interpret, else in single quotes.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b"/._-+,:=@%".contains(&byte));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 /// Opens `reasons watch` on the log in a tmux split below the agent, keeping the agent's pane

@@ -52,7 +52,18 @@ impl Gateway {
 
     /// A gateway with these `--upstream` arguments (none: each provider's own API).
     pub fn start_with(upstreams: &[&str], log: &Path, extra: &[&str]) -> Gateway {
+        Gateway::start_with_env(upstreams, log, extra, &[])
+    }
+
+    /// The same, with these variables in its environment.
+    pub fn start_with_env(
+        upstreams: &[&str],
+        log: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Gateway {
         let mut child = reasons()
+            .envs(env.iter().copied())
             .args(["gateway", "--listen", "127.0.0.1:0"])
             .args(upstreams)
             .args(["--reasons-log", arg(log)])
@@ -128,6 +139,14 @@ impl Gateway {
             &[("content-type", "application/json"), ("x-api-key", SECRET)],
             body,
         )
+    }
+}
+
+impl Gateway {
+    /// Kills the gateway now, as a replica dies mid-request.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -320,7 +320,7 @@ fn write_events(
     complete && writer.write_all(b"0\r\n\r\n").is_ok()
 }
 
-fn read_request(reader: &mut impl BufRead) -> Option<Received> {
+pub fn read_request(reader: &mut impl BufRead) -> Option<Received> {
     let mut line = String::new();
     if reader.read_line(&mut line).ok()? == 0 {
         return None;

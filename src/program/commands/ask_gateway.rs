@@ -1,0 +1,135 @@
+//! `reasons hook AGENT --gateway URL`: a hook on a person's own machine asks a team's gateway
+//! (one run with `--serve-reasons`) for the reason of the call it is about to show, by the call's
+//! id, and falls back to the local reasons log.
+//!
+//! A hook runs before every call the agent makes and must never be what the person waits for:
+//! the question has [`TIMEOUT`] to be answered, connecting included, and whatever goes wrong
+//! (no answer in time, a refused connection, an answer that is not the call's) is the same as
+//! no reason from the gateway.
+
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::{Request, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use reasons::reasons_log;
+use serde_json::Value;
+
+/// How long the gateway has to answer.
+pub const TIMEOUT: Duration = Duration::from_millis(300);
+
+/// The longest answer read: a record is a few kilobytes at most.
+const LONGEST_ANSWER: usize = 1 << 20;
+
+/// The reason of call `call_id`: the gateway's when it knows it, else the local log's.
+pub fn reason_by_call_id(
+    gateway: Option<&str>,
+    log: Option<&Path>,
+    call_id: &str,
+) -> Option<Value> {
+    if let Some(reason) = gateway.and_then(|gateway| ask(gateway, call_id, TIMEOUT)) {
+        return Some(reason);
+    }
+    reasons_log::find_from_end(log?, call_id).ok()?
+}
+
+/// The URL a gateway answers the question about `call_id` at: `GATEWAY/reasons/v1/calls/ID`,
+/// the id percent-encoded but for the characters an agent's ids are made of.
+pub fn question_url(gateway: &str, call_id: &str) -> String {
+    let mut url = gateway.trim_end_matches('/').to_owned();
+    url.push_str("/reasons/v1/calls/");
+    for byte in call_id.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                url.push(char::from(byte));
+            }
+            _ => url.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    url
+}
+
+/// Asks the gateway, waiting at most `timeout` for the whole answer.
+pub fn ask(gateway: &str, call_id: &str, timeout: Duration) -> Option<Value> {
+    let uri: Uri = question_url(gateway, call_id).parse().ok()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let answer =
+        runtime.block_on(async { tokio::time::timeout(timeout, fetch(uri)).await.ok()? })?;
+    let Value::Object(mut record) = serde_json::from_slice::<Value>(&answer).ok()? else {
+        return None;
+    };
+    // An answer about another call is no answer.
+    if record.get("call_id").and_then(Value::as_str) != Some(call_id) {
+        return None;
+    }
+    record.shift_remove("reason")
+}
+
+async fn fetch(uri: Uri) -> Option<Bytes> {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http);
+    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build(https);
+    let request = Request::get(uri)
+        .header(hyper::header::ACCEPT, "application/json")
+        .body(Empty::new())
+        .ok()?;
+    let answer = client.request(request).await.ok()?;
+    if answer.status() != StatusCode::OK {
+        return None;
+    }
+    let body = Limited::new(answer.into_body(), LONGEST_ANSWER);
+    Some(body.collect().await.ok()?.to_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_question_names_the_call_id_percent_encoded_under_any_prefix() {
+        assert_eq!(
+            question_url("http://gw:4179/", "toolu_01AbC-x.y~z"),
+            "http://gw:4179/reasons/v1/calls/toolu_01AbC-x.y~z"
+        );
+        assert_eq!(
+            question_url("https://team.example/gateway", "a/b c?é"),
+            "https://team.example/gateway/reasons/v1/calls/a%2Fb%20c%3F%C3%A9"
+        );
+    }
+
+    #[test]
+    fn a_gateway_that_is_not_there_is_no_reason_and_the_log_answers() {
+        // A port nothing listens on: refused at once.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(listener);
+        let gateway = format!("http://{address}");
+        assert_eq!(ask(&gateway, "toolu_1", TIMEOUT), None);
+        assert_eq!(reason_by_call_id(Some(&gateway), None, "toolu_1"), None);
+    }
+
+    #[test]
+    fn a_gateway_that_never_answers_is_given_up_on_in_time() {
+        // Accepts the connection and says nothing.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let gateway = format!("http://{}", listener.local_addr().unwrap());
+        let start = std::time::Instant::now();
+        assert_eq!(ask(&gateway, "toolu_1", Duration::from_millis(200)), None);
+        assert!(start.elapsed() < Duration::from_secs(2));
+        drop(listener);
+    }
+}

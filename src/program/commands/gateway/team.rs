@@ -1,0 +1,335 @@
+//! What a gateway run for a team adds: `--serve-reasons` (a hook on a person's own machine asks
+//! for a call's reason by its id) and `--store` (replicas share the reasons they take, for the
+//! history's restoration and for those questions).
+//!
+//! `GET /reasons/v1/calls/{call_id}` is the one route: the call id is the capability (an agent's
+//! ids are long random tokens), so there is no listing and no search. It answers
+//! `{"call_id","tool","reason","touched","time"}` from what this gateway took (the end of its
+//! reasons log when it started, then every reason it takes, bounded), else from the store, else
+//! 404.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::sync::{Mutex, RwLock};
+
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Response, StatusCode};
+use reasons::gateway::{Exchange, Lookup, Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
+use reasons::reasons_log::{Logged, Record};
+use serde_json::{json, Map, Value};
+
+use super::store::Store;
+use super::{full, ProxyBody};
+
+/// The path the questions are asked under.
+pub const ROUTE: &str = "/reasons/v1/calls/";
+
+/// The team's parts of a gateway, each optional.
+#[derive(Default)]
+pub struct Team {
+    /// The reasons this gateway can answer questions about itself (`--serve-reasons`).
+    served: Option<Mutex<Served>>,
+    /// The store the replicas share (`--store`).
+    pub store: Option<Store>,
+    /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
+    spans: Option<crate::program::commands::otlp::Exporter>,
+}
+
+impl Team {
+    /// The parts asked for: with `serve`, what is served starts with the end of the reasons
+    /// log at `log`, so a restarted gateway still answers for what it took before.
+    pub fn new(
+        serve: bool,
+        store: Option<Store>,
+        spans: Option<crate::program::commands::otlp::Exporter>,
+        log: &Path,
+    ) -> Team {
+        let served = serve.then(|| {
+            let mut served = Served::default();
+            served.read_tail(log);
+            Mutex::new(served)
+        });
+        Team {
+            served,
+            store,
+            spans,
+        }
+    }
+
+    /// What the startup line adds: where reasons are served and kept.
+    pub fn describe(&self) -> String {
+        let mut said = String::new();
+        if self.served.is_some() {
+            said.push_str(&format!(", serving {ROUTE}{{call_id}}"));
+        }
+        if let Some(store) = &self.store {
+            said.push_str(&format!(", kept in {}", store.shown()));
+        }
+        said
+    }
+
+    /// Keeps a reason just taken (and logged): served, and written to the store.
+    pub fn took(&self, record: &Record) {
+        if let Some(spans) = &self.spans {
+            spans.span(record);
+        }
+        if self.served.is_none() && self.store.is_none() {
+            return;
+        }
+        let Some(call_id) = record.taken.call_id.as_deref() else {
+            return;
+        };
+        let answer = answer_of(&record.to_json());
+        if let Some(store) = &self.store {
+            store.keep(call_id, &answer);
+        }
+        if let Some(served) = &self.served {
+            let mut served = served.lock().unwrap_or_else(|e| e.into_inner());
+            served.note(call_id, answer);
+        }
+    }
+
+    /// The answer to a question about a call's reason, when `path` asks one and reasons are
+    /// served; `None` for every other request, which goes on to the upstream.
+    pub async fn answer(&self, method: &Method, path: &str) -> Option<Response<ProxyBody>> {
+        let served = self.served.as_ref()?;
+        let asked = path.strip_prefix(ROUTE)?;
+        let call_id = percent_decoded(asked).filter(|id| !id.is_empty() && !id.contains('/'));
+        let found = match (method, call_id) {
+            (&Method::GET, Some(call_id)) => {
+                let kept = {
+                    let served = served.lock().unwrap_or_else(|e| e.into_inner());
+                    served.get(&call_id).cloned()
+                };
+                match (kept, &self.store) {
+                    (Some(kept), _) => Some(kept),
+                    (None, Some(store)) => store.records(&[&call_id]).await.pop().flatten(),
+                    (None, None) => None,
+                }
+                .filter(|record| record["call_id"] == call_id.as_str())
+            }
+            _ => None,
+        };
+        let (status, body) = match found {
+            Some(record) => (StatusCode::OK, answer_of(&record)),
+            None => (
+                StatusCode::NOT_FOUND,
+                json!({"error": "no reason is known for this call id"}),
+            ),
+        };
+        let mut answer = Response::new(full(body.to_string()));
+        *answer.status_mut() = status;
+        answer.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        // Reasons can quote what a person works on: no cache between them and the hook keeps one.
+        answer
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        Some(answer)
+    }
+
+    /// The request's exchange, its history given back the reasons `recall` remembers and, with a
+    /// store, those another replica took: the ids restoration looked up and this gateway does
+    /// not remember are asked of the store (within its budget), noted, and the body is read
+    /// again with them. Without a store, or when the store knows none of them, the body is read
+    /// once.
+    pub async fn exchange(
+        &self,
+        path: &str,
+        body: &[u8],
+        strip: bool,
+        recall: Option<&RwLock<Recall>>,
+    ) -> Option<(Exchange, Option<Vec<u8>>)> {
+        let read = |recall: &RwLock<Recall>| {
+            let recall = recall.read().unwrap_or_else(|e| e.into_inner());
+            Exchange::new(path, body, strip, Some(&*recall))
+        };
+        let Some(recall) = recall else {
+            return Exchange::new(path, body, strip, None);
+        };
+        let Some(store) = &self.store else {
+            return read(recall);
+        };
+        let (made, missed) = {
+            let remembered = recall.read().unwrap_or_else(|e| e.into_inner());
+            let noting = NotingMisses {
+                recall: &remembered,
+                missed: RefCell::default(),
+            };
+            let made = Exchange::new(path, body, strip, Some(&noting));
+            (made, noting.missed.into_inner())
+        };
+        if missed.is_empty() {
+            return made;
+        }
+        let ids: Vec<&str> = missed.iter().map(String::as_str).collect();
+        let found: Vec<(String, Value)> = store
+            .records(&ids)
+            .await
+            .into_iter()
+            .zip(&missed)
+            .filter_map(|(record, id)| Some((id.clone(), record?)))
+            .collect();
+        if found.is_empty() {
+            return made;
+        }
+        {
+            let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
+            for (call_id, record) in &found {
+                if let (Some(tool), Some(reason)) = (record["tool"].as_str(), record.get("reason"))
+                {
+                    recall.note(call_id, tool, reason);
+                }
+            }
+        }
+        read(recall)
+    }
+}
+
+/// A recall that notes the ids it was asked for and does not hold.
+struct NotingMisses<'a> {
+    recall: &'a Recall,
+    missed: RefCell<Vec<String>>,
+}
+
+impl Lookup for NotingMisses<'_> {
+    fn get(&self, call_id: &str) -> Option<&Recalled> {
+        let found = self.recall.get(call_id);
+        if found.is_none() {
+            self.missed.borrow_mut().push(call_id.to_owned());
+        }
+        found
+    }
+
+    /// The store may know any id.
+    fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// The answer about a call: `{"call_id","tool","reason","touched","time"}` of its record.
+fn answer_of(record: &Value) -> Value {
+    let mut answer = Map::new();
+    for key in ["call_id", "tool", "reason", "touched", "time"] {
+        answer.insert(
+            key.to_owned(),
+            record.get(key).cloned().unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(answer)
+}
+
+/// `%XX` escapes decoded; `None` when they do not make UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(at + 1..at + 3)?).ok()?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            at += 3;
+        } else {
+            decoded.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(decoded).ok()
+}
+
+/// The answers a gateway serves itself, by call id, bounded like its recall: the oldest are
+/// forgotten first. The first reason taken for an id is the one kept.
+#[derive(Default)]
+struct Served {
+    answers: HashMap<String, Value>,
+    order: VecDeque<(String, usize)>,
+    bytes: usize,
+}
+
+impl Served {
+    fn note(&mut self, call_id: &str, answer: Value) {
+        if self.answers.contains_key(call_id) {
+            return;
+        }
+        let size = call_id.len() + answer.to_string().len();
+        self.answers.insert(call_id.to_owned(), answer);
+        self.order.push_back((call_id.to_owned(), size));
+        self.bytes += size;
+        while self.bytes > RECALL_BYTES {
+            let Some((oldest, size)) = self.order.pop_front() else {
+                break;
+            };
+            self.answers.remove(&oldest);
+            self.bytes -= size;
+        }
+    }
+
+    fn get(&self, call_id: &str) -> Option<&Value> {
+        self.answers.get(call_id)
+    }
+
+    /// Notes the records of the end of the reasons log; a log it cannot read is one it starts
+    /// without.
+    fn read_tail(&mut self, log: &Path) {
+        use std::io::{BufRead, Read, Seek, SeekFrom};
+        let Ok(mut file) = std::fs::File::open(log) else {
+            return;
+        };
+        let Ok(end) = file.seek(SeekFrom::End(0)) else {
+            return;
+        };
+        let start = end.saturating_sub(RECALL_TAIL);
+        if file.seek(SeekFrom::Start(start)).is_err() {
+            return;
+        }
+        let mut lines = std::io::BufReader::new(file.take(end - start)).split(b'\n');
+        if start > 0 {
+            // Cut by the start of the tail.
+            lines.next();
+        }
+        for line in lines.map_while(Result::ok) {
+            let Some(logged) = Logged::parse(&line) else {
+                continue;
+            };
+            let Some(call_id) = logged.call_id.clone() else {
+                continue;
+            };
+            let answer = json!({"call_id": call_id, "tool": logged.tool, "reason": logged.reason,
+                "touched": logged.touched, "time": logged.time});
+            self.note(&call_id, answer);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_escapes_are_decoded_and_bad_ones_refused() {
+        assert_eq!(percent_decoded("toolu_01"), Some("toolu_01".into()));
+        assert_eq!(percent_decoded("a%2Fb%20c%C3%A9"), Some("a/b cé".into()));
+        assert_eq!(percent_decoded("a%2"), None);
+        assert_eq!(percent_decoded("a%zz"), None);
+        assert_eq!(percent_decoded("%FF"), None);
+    }
+
+    #[test]
+    fn the_first_reason_for_an_id_is_served_and_the_oldest_forgotten_first() {
+        let mut served = Served::default();
+        served.note("a", json!({"call_id": "a", "reason": "first"}));
+        served.note("a", json!({"call_id": "a", "reason": "second"}));
+        assert_eq!(served.get("a").unwrap()["reason"], "first");
+        let big = "x".repeat(RECALL_BYTES / 3);
+        for id in ["b", "c", "d", "e"] {
+            served.note(id, json!({"call_id": id, "reason": big}));
+        }
+        assert!(served.get("a").is_none());
+        assert!(served.get("b").is_none());
+        assert!(served.get("e").is_some());
+        assert!(served.bytes <= RECALL_BYTES);
+    }
+}
