@@ -99,6 +99,7 @@ mod json;
 pub use json::differential as fuzz_json;
 pub mod jsonl;
 pub mod layer;
+pub mod lint;
 pub mod reasons_log;
 pub mod record;
 pub mod stats;
