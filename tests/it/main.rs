@@ -21,6 +21,8 @@ mod real_agents;
 #[cfg(unix)]
 mod real_codex_gemini;
 #[cfg(unix)]
+mod real_model;
+#[cfg(unix)]
 mod real_more_agents;
 mod report;
 mod samples;

@@ -7,6 +7,8 @@
 //! - [`upstream`]: the scripted model API on loopback, and a small HTTP client;
 //! - [`gateway`]: a running `reasons gateway` in front of it;
 //! - [`real_parts`]: where the real third-party parts are (the agents, the SDKs, chromium);
+//! - [`llama`]: a real model (llama.cpp's server with Qwen2.5-Coder), and a relay that keeps what
+//!   passed between the gateway and it;
 //! - [`bounded`]: running a program with a deadline, as every real part is;
 //! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
 //! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
@@ -24,6 +26,8 @@ pub mod bounded;
 #[cfg(unix)]
 pub mod claude_code;
 pub mod gateway;
+#[cfg(unix)]
+pub mod llama;
 pub mod real_parts;
 pub mod report_page;
 #[cfg(unix)]
