@@ -406,11 +406,14 @@ impl Tally {
     /// files in the order they were given.
     pub fn report(self) -> Report {
         let mut totals = self.totals;
+        totals.refresh();
         let mut groups = self.groups;
-        for counts in std::iter::once(&mut totals).chain(groups.iter_mut().map(|g| &mut g.counts)) {
-            counts.refresh();
-            if self.linted {
-                counts.lint_flagged.get_or_insert(0);
+        groups.iter_mut().for_each(|group| group.counts.refresh());
+        if self.linted {
+            // Counted where nothing was flagged too: 0, not absent.
+            totals.lint_flagged.get_or_insert(0);
+            for group in &mut groups {
+                group.counts.lint_flagged.get_or_insert(0);
             }
         }
         match self.by {
