@@ -242,11 +242,16 @@ pub fn parrots_description(reason: &str) -> bool {
 pub fn describes_call(reason: &str) -> bool {
     let reason = normalized(reason);
     DESCRIBING_OPENINGS.iter().any(|opening| {
-        reason
-            .strip_prefix(opening)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+        reason.strip_prefix(opening).is_some_and(|rest| {
+            // "This call is needed to notify the maintainers" gives a why, in the same words.
+            let explains = PURPOSES.iter().any(|purpose| rest.starts_with(purpose));
+            (rest.is_empty() || rest.starts_with(' ')) && !explains
+        })
     })
 }
+
+/// What, after "This call", turns a description into an explanation.
+const PURPOSES: [&str; 4] = [" is necessary", " is needed", " is required", " is meant"];
 
 /// Whether every word of a reason is the call's own (its tool's name or what it touched, such as
 /// the command or the path) or filler: "Run the tests with cargo test." for `cargo test`.
@@ -365,6 +370,9 @@ mod tests {
         ));
         assert!(describes_call("Reads a file from the specified path."));
         assert!(!describes_call("This commit's tests fail: find out why"));
+        assert!(!describes_call(
+            "This call is necessary to notify the maintainers about the broken config."
+        ));
         assert!(!describes_call("Check that the build passes"));
     }
 
