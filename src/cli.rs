@@ -258,7 +258,8 @@ pub struct CheckArgs {
     pub allow: Vec<String>,
 
     /// Also flag reasons that do not help a person: too long, boilerplate repeated across a
-    /// session, a placeholder, or only the tool's name again.
+    /// session, a placeholder, the tool's name or the call again, a description of the call
+    /// ("This command …"), or the parameter's own description copied.
     #[arg(long)]
     pub lint: bool,
 
@@ -305,6 +306,19 @@ pub struct StatsArgs {
     /// Treat the PATHs as earlier `stats --format json` reports and add them up.
     #[arg(long)]
     pub merge: bool,
+
+    /// Also count the reasons `check --lint` flags (`lint_flagged`; a "flagged" column).
+    #[arg(long)]
+    pub lint: bool,
+
+    /// With --lint, the longest reason that is not flagged, in characters.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_len: usize,
+
+    /// With --lint, how many calls of one session may share the same reason before it is
+    /// flagged as boilerplate.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub repeat: usize,
 }
 
 /// What each row of `reasons stats` counts.

@@ -100,6 +100,7 @@ mod json;
 pub use json::differential as fuzz_json;
 pub mod jsonl;
 pub mod layer;
+pub mod lint;
 pub mod reason_parameter;
 pub mod reasons_log;
 pub mod record;

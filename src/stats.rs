@@ -113,6 +113,9 @@ pub struct Counts {
     pub declared: u64,
     /// Calls whose arguments cannot carry a reason (not audited).
     pub freeform: u64,
+    /// Present reasons that `--lint` flags (`reasons::lint`); `None` when it was not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lint_flagged: Option<u64>,
     /// Present reasons as a percentage of audited calls; `None` when no call is audited.
     pub coverage: Option<f64>,
     /// The median length of present reasons, in characters.
@@ -154,6 +157,9 @@ impl Counts {
         }
         for (length, count) in &other.reason_lengths {
             *self.reason_lengths.entry(*length).or_default() += count;
+        }
+        if let Some(flagged) = other.lint_flagged {
+            *self.lint_flagged.get_or_insert(0) += flagged;
         }
     }
 
@@ -282,6 +288,8 @@ pub struct Tally {
     index: HashMap<String, usize>,
     files: u64,
     malformed_lines: u64,
+    /// Whether reasons flagged by the lint are counted.
+    linted: bool,
 }
 
 impl Tally {
@@ -294,7 +302,21 @@ impl Tally {
             index: HashMap::default(),
             files: 0,
             malformed_lines: 0,
+            linted: false,
         }
+    }
+
+    /// The same tally, counting the reasons the lint flags ([`Tally::add_lint_flagged`]).
+    pub fn linted(mut self) -> Tally {
+        self.linted = true;
+        self
+    }
+
+    /// Counts one call already added whose reason the lint flags.
+    pub fn add_lint_flagged(&mut self, record: &CallRecord) {
+        *self.totals.lint_flagged.get_or_insert(0) += 1;
+        let at = self.group_at(self.by.key(record));
+        *self.groups[at].counts.lint_flagged.get_or_insert(0) += 1;
     }
 
     /// Counts one call.
@@ -342,6 +364,7 @@ impl Tally {
 
     /// Adds another tally (of other files) to this one.
     pub fn merge(&mut self, other: Tally) {
+        self.linted |= other.linted;
         self.absorb(
             other.totals,
             other.groups,
@@ -359,6 +382,7 @@ impl Tally {
                 self.by.as_str()
             ));
         }
+        self.linted |= report.totals.lint_flagged.is_some();
         self.absorb(
             report.totals,
             report.groups,
@@ -385,6 +409,13 @@ impl Tally {
         totals.refresh();
         let mut groups = self.groups;
         groups.iter_mut().for_each(|group| group.counts.refresh());
+        if self.linted {
+            // Counted where nothing was flagged too: 0, not absent.
+            totals.lint_flagged.get_or_insert(0);
+            for group in &mut groups {
+                group.counts.lint_flagged.get_or_insert(0);
+            }
+        }
         match self.by {
             GroupBy::Tool | GroupBy::Session | GroupBy::Format => {
                 groups.sort_by(|a, b| b.counts.calls.cmp(&a.counts.calls).then(a.key.cmp(&b.key)))

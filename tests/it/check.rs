@@ -157,6 +157,54 @@ fn lint_flags_reasons_that_do_not_help() {
     assert_eq!(quiet.code, 0, "without --lint these reasons pass");
 }
 
+/// What Qwen2.5-Coder-0.5B-Instruct wrote as reasons behind the gateway (`tests/lint/`, its own
+/// words): the call again, a description of the call, and the parameter's own description.
+#[test]
+fn lint_flags_what_a_real_model_wrote_instead_of_a_reason() {
+    let run = run(&["check", "--lint", "tests/lint/qwen2.5-coder-0.5b.jsonl"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let said = |id: &str| -> Vec<&str> {
+        run.stdout
+            .lines()
+            .filter(|line| line.contains(&format!(" {id}: ")))
+            .map(|line| line.split_once(&format!(" {id}: ")).unwrap().1)
+            .collect()
+    };
+    assert_eq!(
+        said("call_1"),
+        ["reason only restates the call: \"Run the tests with cargo test.\""]
+    );
+    for id in ["call_3", "call_8"] {
+        assert!(
+            said(id)[0]
+                .starts_with("reason repeats the parameter's description instead of giving one"),
+            "{}",
+            run.stdout
+        );
+    }
+    for id in ["call_4", "call_5", "call_6", "call_7"] {
+        assert!(
+            said(id)[0].starts_with("reason describes the call instead of explaining it: "),
+            "{id}: {}",
+            run.stdout
+        );
+    }
+    assert_eq!(said("call_2"), ["reason is longer than one sentence"]);
+    // A reason that says what the call is for passes, though it names the file it reads.
+    assert!(said("call_9").is_empty(), "{}", run.stdout);
+    // The findings show the call as `check` always has, without its arguments.
+    let jsonl = crate::util::run(&[
+        "check",
+        "--lint",
+        "--format",
+        "jsonl",
+        "tests/lint/qwen2.5-coder-0.5b.jsonl",
+    ]);
+    assert!(records(&jsonl.stdout)
+        .iter()
+        .all(|record| record.get("arguments").is_none()));
+}
+
 /// `reasons check bad.jsonl 2>/dev/full` panicked (exit 101): `eprintln!` panics when stderr
 /// cannot be written. Every message now goes through one function that drops what it cannot write.
 #[cfg(unix)]

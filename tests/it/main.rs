@@ -25,6 +25,8 @@ mod real_auto_mode;
 #[cfg(unix)]
 mod real_codex_gemini;
 #[cfg(unix)]
+mod real_model;
+#[cfg(unix)]
 mod real_more_agents;
 #[cfg(unix)]
 mod real_prompt;

@@ -170,3 +170,49 @@ fn merging_reports_grouped_differently_is_an_error() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("cannot merge"), "{}", run.stderr);
 }
+
+/// Reasons Qwen2.5-Coder-0.5B-Instruct wrote behind the gateway (`tests/lint/`): `--lint` counts
+/// the ones `check --lint` flags, each once however many hints it gets, per group and in total.
+#[test]
+fn lint_counts_the_reasons_check_flags_and_merge_adds_them_up() {
+    let sample = "tests/lint/qwen2.5-coder-0.5b.jsonl";
+    let report = json_stats(&["--lint", sample]);
+    assert_eq!(report["totals"]["lint_flagged"], 8, "{report}");
+    let group = |key: &str| {
+        report["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|group| group["key"] == key)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(group("bash")["lint_flagged"], 6);
+    assert_eq!(group("read_file")["lint_flagged"], 2);
+    // As many as `check --lint` names calls.
+    let check = run(&["check", "--lint", "--format", "jsonl", sample]);
+    let flagged: std::collections::BTreeSet<String> = crate::util::records(&check.stdout)
+        .iter()
+        .map(|record| record["call_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(flagged.len(), 8);
+    // Without --lint the count is not there at all, rather than a zero that was never counted.
+    let plain = json_stats(&[sample]);
+    assert!(plain["totals"].get("lint_flagged").is_none(), "{plain}");
+    let table = run(&["stats", "--lint", sample]);
+    assert!(
+        table.stdout.lines().next().unwrap().ends_with("flagged"),
+        "{}",
+        table.stdout
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("one.json");
+    std::fs::write(&saved, report.to_string()).unwrap();
+    let merged = json_stats(&["--merge", arg(&saved), arg(&saved)]);
+    assert_eq!(merged["totals"]["lint_flagged"], 16);
+    assert_eq!(
+        merged["groups"][0]["lint_flagged"],
+        2 * report["groups"][0]["lint_flagged"].as_u64().unwrap()
+    );
+}

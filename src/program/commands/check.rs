@@ -1,8 +1,8 @@
 //! `reasons check`: flag every call without a usable reason, one compiler-style line each.
 
-use std::collections::HashMap;
 use std::io::Write;
 
+use reasons::lint;
 use reasons::record::{CallRecord, Status};
 
 use super::broken_pipe::is_broken_pipe;
@@ -17,16 +17,7 @@ pub struct Options {
     /// Tools never flagged.
     pub allow: Vec<glob::Pattern>,
     /// Quality hints, when asked for.
-    pub lint: Option<Lint>,
-}
-
-/// Limits of `--lint`.
-#[derive(Debug, Clone, Copy)]
-pub struct Lint {
-    /// The longest reason not flagged, in characters.
-    pub max_len: usize,
-    /// How many calls of one session may share a reason before it is boilerplate.
-    pub repeat: usize,
+    pub lint: Option<lint::Limits>,
 }
 
 /// What one file gives: its flagged calls in line order, and how many calls it had.
@@ -156,140 +147,19 @@ fn missing_message(status: Status) -> Option<&'static str> {
     }
 }
 
-/// Reasons that say nothing a person can use.
-const PLACEHOLDERS: [&str; 14] = [
-    "n/a",
-    "na",
-    "none",
-    "null",
-    "nil",
-    "-",
-    "...",
-    "…",
-    "tbd",
-    "todo",
-    "reason",
-    "no reason",
-    "because",
-    "why",
-];
-
-/// Words that, around a tool's name, add nothing to it: "run bash", "calling the Read tool".
-const FILLER: [&str; 14] = [
-    "a",
-    "the",
-    "tool",
-    "call",
-    "calling",
-    "run",
-    "running",
-    "use",
-    "using",
-    "invoke",
-    "invoking",
-    "execute",
-    "executing",
-    "to",
-];
-
 /// The quality hints of `--lint` for one file's calls with a reason, in no particular order.
-fn lint_findings(present: &[CallRecord], lint: Lint) -> Vec<Finding> {
-    let session_of = |record: &CallRecord| record.session.clone().unwrap_or_default();
-    let mut uses: HashMap<(String, &str), usize> = HashMap::new();
-    for record in present {
-        let text = record.reason.as_deref().unwrap_or("").trim();
-        *uses.entry((session_of(record), text)).or_default() += 1;
-    }
-    let mut findings = Vec::new();
-    for record in present {
-        let text = record.reason.as_deref().unwrap_or("").trim();
-        let mut flag = |message: String| {
-            findings.push(Finding {
-                record: record.clone(),
-                message,
-                lint: true,
-            })
-        };
-        if PLACEHOLDERS.contains(&text.to_lowercase().as_str()) {
-            flag(format!("reason is a placeholder: {text:?}"));
-        } else if restates_tool(text, &record.tool) {
-            flag(format!("reason only restates the tool name: {text:?}"));
-        }
-        let length = text.chars().count();
-        if length > lint.max_len {
-            flag(format!(
-                "reason is {length} characters long (--max-len {})",
-                lint.max_len
-            ));
-        } else if sentences(text) > 1 {
-            flag("reason is longer than one sentence".to_owned());
-        }
-        let repeats = uses[&(session_of(record), text)];
-        if repeats > lint.repeat {
-            flag(format!(
-                "the same reason is on {repeats} calls of this session (--repeat {})",
-                lint.repeat
-            ));
-        }
-    }
-    findings
-}
-
-/// How many sentences a text holds: a `.`, `!` or `?` followed by more words, or a line break,
-/// starts another.
-fn sentences(text: &str) -> usize {
-    let mut count = 1;
-    let mut chars = text.trim().chars().peekable();
-    while let Some(char) = chars.next() {
-        let ends =
-            matches!(char, '.' | '!' | '?') && chars.peek().is_some_and(|c| c.is_whitespace());
-        if ends || char == '\n' {
-            while chars.peek().is_some_and(|c| c.is_whitespace()) {
-                chars.next();
-            }
-            if chars.peek().is_some() {
-                count += 1;
-            }
-        }
-    }
-    count
-}
-
-/// Whether a reason is only the tool's name, perhaps with filler around it.
-fn restates_tool(reason: &str, tool: &str) -> bool {
-    let words = |text: &str| -> Vec<String> {
-        text.split(|c: char| !c.is_alphanumeric())
-            .filter(|word| !word.is_empty())
-            .map(str::to_lowercase)
-            .collect()
-    };
-    let tool_words = words(tool);
-    let meaningful: Vec<String> = words(reason)
+fn lint_findings(present: &[CallRecord], limits: lint::Limits) -> Vec<Finding> {
+    lint::hints(present, limits)
         .into_iter()
-        .filter(|word| !FILLER.contains(&word.as_str()))
-        .collect();
-    !tool_words.is_empty()
-        && (meaningful == tool_words || meaningful.concat() == tool_words.concat())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sentences_are_counted_by_their_ends() {
-        assert_eq!(sentences("Read the config."), 1);
-        assert_eq!(sentences("Read v1.2 of the config"), 1);
-        assert_eq!(sentences("Read it. Then write it."), 2);
-        assert_eq!(sentences("First line\nsecond line"), 2);
-    }
-
-    #[test]
-    fn a_reason_that_is_the_tool_name_restates_it() {
-        assert!(restates_tool("Bash", "Bash"));
-        assert!(restates_tool("run the bash tool", "Bash"));
-        assert!(restates_tool("fs write", "fs_write"));
-        assert!(restates_tool("fswrite", "fs_write"));
-        assert!(!restates_tool("Check which tests fail", "Bash"));
-    }
+        .map(|hint| {
+            let mut record = present[hint.call].clone();
+            // Kept for the lint to read; the finding shows the call as `check` always has.
+            record.arguments = None;
+            Finding {
+                record,
+                message: hint.message,
+                lint: true,
+            }
+        })
+        .collect()
 }

@@ -314,15 +314,20 @@ fn extract_options(
 }
 
 fn check_options(args: CheckArgs) -> anyhow::Result<check::Options> {
+    // The lint reads what a call touched off its arguments.
+    let needs = Needs {
+        keep_arguments: args.lint,
+        ..Needs::default()
+    };
     Ok(check::Options {
-        logs: logs_to_read(args.input, Needs::default())?,
+        logs: logs_to_read(args.input, needs)?,
         format: match args.format {
             cli::CheckFormat::Text => CheckFormat::Text,
             cli::CheckFormat::Github => CheckFormat::Github,
             cli::CheckFormat::Jsonl => CheckFormat::Jsonl,
         },
         allow: patterns(&args.allow, "--allow")?,
-        lint: args.lint.then_some(check::Lint {
+        lint: args.lint.then_some(reasons::lint::Limits {
             max_len: args.max_len,
             repeat: args.repeat,
         }),
@@ -336,8 +341,13 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
         }
     }
     let merge = args.merge;
+    // The lint reads what a call touched off its arguments.
+    let needs = Needs {
+        keep_arguments: args.lint && !merge,
+        ..Needs::default()
+    };
     Ok(stats::Options {
-        logs: logs_to_read(args.input, Needs::default())?,
+        logs: logs_to_read(args.input, needs)?,
         by: match args.by {
             cli::Grouping::Tool => GroupBy::Tool,
             cli::Grouping::File => GroupBy::File,
@@ -354,6 +364,10 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
         min_coverage: args.min_coverage,
         width: terminal_width(),
         merge,
+        lint: args.lint.then_some(reasons::lint::Limits {
+            max_len: args.max_len,
+            repeat: args.repeat,
+        }),
     })
 }
 

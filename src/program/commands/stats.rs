@@ -3,6 +3,8 @@
 use std::io::{self, Write};
 
 use anyhow::Context;
+use reasons::lint;
+use reasons::record::{CallRecord, Status};
 use reasons::stats::{percent, GroupBy, Report, Tally};
 
 use super::logs_to_read::{report_problems, LogsToRead};
@@ -20,6 +22,8 @@ pub struct Options {
     pub width: u16,
     /// Whether the sources are earlier JSON reports to add up, rather than logs.
     pub merge: bool,
+    /// Count the reasons `check --lint` would flag, with these limits.
+    pub lint: Option<lint::Limits>,
 }
 
 pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<ExitCode> {
@@ -33,12 +37,38 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         }
     } else {
         let by = options.by;
+        let lint = options.lint;
+        if lint.is_some() {
+            tally = tally.linted();
+        }
+        // With --lint, a file's reasons are kept until it is read: the lint's repeat rule looks
+        // across each session.
+        let new_file = || {
+            let file = Tally::new(by);
+            let file = if lint.is_some() { file.linted() } else { file };
+            (file, Vec::<CallRecord>::new())
+        };
         let all_read = read_each_in_order(
             &options.logs.sources,
             &options.logs.source_options,
-            || Tally::new(by),
-            |tally, record| tally.add(&record),
-            |_, mut file, summary| {
+            new_file,
+            |(file, present), record| {
+                file.add(&record);
+                if lint.is_some() && record.status == Status::Present {
+                    present.push(record);
+                }
+            },
+            |_, (mut file, present), summary| {
+                if let Some(limits) = lint {
+                    let mut flagged: Vec<usize> = lint::hints(&present, limits)
+                        .iter()
+                        .map(|hint| hint.call)
+                        .collect();
+                    flagged.dedup();
+                    for call in flagged {
+                        file.add_lint_flagged(&present[call]);
+                    }
+                }
                 file.add_file(summary.malformed_lines);
                 tally.merge(file);
                 Ok(())

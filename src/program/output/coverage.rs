@@ -79,12 +79,21 @@ fn cells(counts: &Counts) -> Vec<String> {
             .median_reason_length
             .map_or("-".to_owned(), |median| format!("{median}")),
     );
+    if let Some(flagged) = counts.lint_flagged {
+        cells.push(flagged.to_string());
+    }
     cells
 }
 
+/// The last column, when `--lint` counted: how many reasons it flags.
+const FLAGGED: &str = "flagged";
+
 fn header(report: &Report) -> Vec<String> {
-    std::iter::once(report.by.as_str().to_owned())
-        .chain(COLUMNS[..9].iter().map(|column| (*column).to_owned()))
+    let flagged = report.totals.lint_flagged.map(|_| FLAGGED);
+    std::iter::once(report.by.as_str())
+        .chain(COLUMNS[..9].iter().copied())
+        .chain(flagged)
+        .map(str::to_owned)
         .collect()
 }
 
@@ -110,9 +119,12 @@ fn footer(report: &Report) -> String {
 /// The key column wraps (a long path, say) and the numbers keep their width.
 fn write_stats_table(report: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
     let header = header(report);
+    let flagged = report.totals.lint_flagged.map(|_| FLAGGED);
     let mut columns: Vec<Column> = COLUMNS[..9]
         .iter()
-        .map(|&header| Column {
+        .copied()
+        .chain(flagged)
+        .map(|header| Column {
             header,
             right: true,
             fit: Fit::Whole,
@@ -154,7 +166,7 @@ fn write_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let coverage = report.totals.coverage.map_or("none".to_owned(), percent);
     writeln!(out, "### Reason coverage: {coverage}\n")?;
     writeln!(out, "{}", line(&header(report)))?;
-    writeln!(out, "|---|{}", "---:|".repeat(9))?;
+    writeln!(out, "|---|{}", "---:|".repeat(header(report).len() - 1))?;
     for row in rows(report) {
         writeln!(out, "{}", line(&row))?;
     }

@@ -10,7 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// How long any one real part may run before the test kills it and fails.
-const LIMIT: Duration = Duration::from_secs(120);
+pub const LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs `command` to its end with nothing on stdin, killing it and everything it started when it
 /// runs past `LIMIT`.

@@ -8,6 +8,8 @@
 //! - [`gemini_model`]: a scripted Gemini API model that makes one shell call;
 //! - [`gateway`]: a running `reasons gateway` in front of it;
 //! - [`real_parts`]: where the real third-party parts are (the agents, the SDKs, chromium);
+//! - [`llama`]: a real model (llama.cpp's server with Qwen2.5-Coder), and a relay that keeps what
+//!   passed between the gateway and it;
 //! - [`bounded`]: running a program with a deadline, as every real part is;
 //! - [`chat_model`]: a scripted Chat Completions model that makes one call;
 //! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
@@ -29,6 +31,8 @@ pub mod chat_model;
 pub mod claude_code;
 pub mod gateway;
 pub mod gemini_model;
+#[cfg(unix)]
+pub mod llama;
 pub mod real_parts;
 pub mod report_page;
 #[cfg(unix)]

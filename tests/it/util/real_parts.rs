@@ -37,6 +37,10 @@ pub const NPM_CACHE: &str = "npm-cache";
 pub const PYTHON: &str = "venv/bin/python";
 /// The venv with playwright, which drives Debian's chromium.
 pub const BROWSER_PYTHON: &str = "browser-venv/bin/python";
+/// The venv with llama.cpp's server (`xllamacpp`).
+pub const LLAMA_PYTHON: &str = "llama-venv/bin/python";
+/// Qwen2.5-Coder-0.5B-Instruct, Q4_K_M, joined from its PyPI parts and checked by SHA-256.
+pub const QWEN_0_5B: &str = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
 /// Debian's chromium, which `.ci/real-parts` installs with apt when it is missing.
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -77,13 +81,24 @@ pub fn chromium() -> &'static Path {
 #[cfg(unix)]
 #[track_caller]
 pub fn python_script(script: &str, args: &[&str]) -> serde_json::Value {
+    python_script_within(script, args, crate::util::bounded::LIMIT)
+}
+
+/// `python_script` with a limit of the caller's (a real model takes its time).
+#[cfg(unix)]
+#[track_caller]
+pub fn python_script_within(
+    script: &str,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> serde_json::Value {
     let mut command = std::process::Command::new(part(PYTHON));
     command
         .arg(root().join("tests/it/python").join(script))
         .args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    let output = crate::util::bounded::run_bounded(command);
+    let output = crate::util::bounded::run_bounded_within(command, limit);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{script} failed: {stderr}");
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {

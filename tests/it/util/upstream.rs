@@ -550,10 +550,27 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Reply {
+    request_within(
+        address,
+        method,
+        path,
+        headers,
+        body,
+        Duration::from_secs(30),
+    )
+}
+
+/// The same, waiting up to `timeout` for each read (a real model takes its time).
+pub fn request_within(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeout: Duration,
+) -> Reply {
     let mut stream = TcpStream::connect(address).expect("the server accepts");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("a timeout");
+    stream.set_read_timeout(Some(timeout)).expect("a timeout");
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\ncontent-length: {}\r\n",
         body.len()

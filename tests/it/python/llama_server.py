@@ -1,0 +1,33 @@
+"""llama.cpp's OpenAI-compatible server (xllamacpp), for the tests with a real model.
+
+usage: llama_server.py MODEL N_CTX THREADS
+
+Loads the GGUF file MODEL, serves it on a loopback port of the server's choosing, prints
+`listening on http://127.0.0.1:PORT` once the model is loaded, and serves until its stdin closes:
+the test that started it holds the pipe, so the server never outlives it, even when the test
+process dies without stopping it.
+"""
+
+import sys
+
+import xllamacpp
+
+
+def main():
+    model, n_ctx, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    params = xllamacpp.CommonParams()
+    params.model.path = model
+    params.port = 0
+    params.use_jinja = True
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    server = xllamacpp.Server(params)
+    address = server.listening_address
+    print(f"listening on {address}", flush=True)
+    sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
