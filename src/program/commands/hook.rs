@@ -495,7 +495,7 @@ mod tests {
             Placement::InPrompt,
             input.as_bytes(),
             &mut out,
-            None,
+            Where::default(),
             || panic!("no reason: nothing to ask with"),
         );
         let gemini = before_tool(json!({"command": "ls", "reason": "r"}));
@@ -504,7 +504,7 @@ mod tests {
             Placement::InPrompt,
             gemini.as_bytes(),
             &mut out,
-            None,
+            Where::default(),
             || panic!("Gemini CLI shows the message while it asks"),
         );
     }
