@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use super::gateway;
 use super::hook::{self, Placement};
 use super::hook_install::{self, shell_quote};
+use crate::program::agent_homes;
 use crate::program::exit_codes::ExitCode;
 use crate::program::messages::message;
 use crate::program::schedule::{read_each_in_order, SourceOptions};
@@ -414,9 +415,9 @@ fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_slice(&fs::read(path).ok()?).ok()
 }
 
-/// Claude Code's user settings.
+/// Claude Code's user settings, in its home (`$CLAUDE_CONFIG_DIR`, else `~/.claude`).
 fn claude_settings() -> Option<Value> {
-    read_json(&home()?.join(".claude/settings.json"))
+    read_json(&agent_homes::CLAUDE_CODE.folder()?.join("settings.json"))
 }
 
 /// `env.ANTHROPIC_BASE_URL` in Claude Code's settings files, which it applies over its
@@ -427,7 +428,11 @@ fn claude_settings_base_url() -> Option<(String, String)> {
         PathBuf::from(".claude/settings.local.json"),
         PathBuf::from(".claude/settings.json"),
     ];
-    files.extend(home().map(|home| home.join(".claude/settings.json")));
+    files.extend(
+        agent_homes::CLAUDE_CODE
+            .folder()
+            .map(|home| home.join("settings.json")),
+    );
     files.into_iter().find_map(|file| {
         let url = read_json(&file)?["env"]["ANTHROPIC_BASE_URL"]
             .as_str()
@@ -455,10 +460,7 @@ fn runs_our_hook(settings: &Value, hook: &str) -> bool {
 
 /// Codex's hooks file, `$CODEX_HOME/hooks.json` (`~/.codex` without the variable).
 fn codex_hooks() -> Option<Value> {
-    let folder = env("CODEX_HOME")
-        .map(PathBuf::from)
-        .or_else(|| Some(home()?.join(".codex")))?;
-    read_json(&folder.join("hooks.json"))
+    read_json(&agent_homes::CODEX.folder()?.join("hooks.json"))
 }
 
 /// OpenCode's and Kilo's configuration files, in the order they apply (global, then the
