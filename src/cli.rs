@@ -12,8 +12,9 @@ use crate::record::Status;
 ///
 /// `reasons` puts a `reason` parameter on every tool an agent's model can call and takes it off
 /// again before the call reaches the tool's server, so the person approving a call can read why.
-/// It also reads recorded agent sessions (Claude Code, Codex CLI, OpenAI, Anthropic, Gemini, MCP,
-/// SWE-agent, OpenHands, Kimi) and reports which calls carried a reason.
+/// It also reads recorded agent sessions (Claude Code, Codex CLI, Gemini CLI, OpenCode, Kilo,
+/// Copilot CLI, Qwen Code, Cline, Cursor, Crush, Goose, SWE-agent, OpenHands, Kimi, and the
+/// OpenAI, Anthropic, Gemini and MCP wire formats) and reports which calls carried a reason.
 ///
 /// Exit status: 0 when all is well, 1 when a check found something (`check` flagged calls,
 /// `stats` fell below `--min-coverage`), 2 on a usage, input or I/O error.

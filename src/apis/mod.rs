@@ -1,9 +1,10 @@
 //! The model APIs, one room each. A room says where its API keeps tool declarations, calls,
 //! their ids and their arguments; where its requests declare tools and its answers carry calls;
 //! the paths it serves, its provider and default upstream, its error body; and the one rule by
-//! which its streamed calls are assembled (when a call starts, continues and ends). The log
-//! readers (`formats/shapes/`), the layer and the gateway all read an API through its room, so
-//! what a reader finds in a recorded stream is exactly what the gateway takes off the live one.
+//! which its streamed calls are assembled (when a call starts, continues and ends). The layer and
+//! the gateway read an API through its room; the log readers (`formats/shapes/`) find calls in
+//! their own shapes, but assemble a recorded stream's calls by the room's rule, so what a reader
+//! finds in a recorded stream is exactly what the gateway takes off the live one.
 //!
 //! [`Api`] names them. Adding an API is a room of its own (a file here implementing [`Room`]),
 //! its variant, its line in [`Api::ALL`] and [`Api::room`], and its place in the two
