@@ -260,7 +260,7 @@ pub fn note_first<V>(
 /// The reasons of a log by call id, for joining with transcripts. For an id logged more than
 /// once the first reason stands ([`note_first`]).
 ///
-/// Lines that are not records (malformed, or without a string `call_id`) are counted and
+/// Lines that are not records ([`Logged::parse`]), or records without a call id, are counted and
 /// skipped: a log is written by several processes, and a torn last line must not hide the rest.
 #[derive(Debug, Default)]
 pub struct Index {
@@ -284,11 +284,15 @@ impl Index {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match parse_record(&line) {
-                Some((call_id, reason)) => {
+            match Logged::parse(&line) {
+                Some(Logged {
+                    call_id: Some(call_id),
+                    reason,
+                    ..
+                }) => {
                     note_first(&mut self.reasons, &call_id, || reason);
                 }
-                None => self.skipped += 1,
+                _ => self.skipped += 1,
             }
         }
         Ok(())
@@ -347,18 +351,6 @@ impl Index {
     }
 }
 
-/// A record's call id and reason.
-fn parse_record(line: &[u8]) -> Option<(String, Value)> {
-    let Value::Object(mut record) = serde_json::from_slice::<Value>(line).ok()? else {
-        return None;
-    };
-    let Some(Value::String(call_id)) = record.shift_remove("call_id") else {
-        return None;
-    };
-    let reason = record.shift_remove("reason")?;
-    Some((call_id, reason))
-}
-
 /// How far back from its end a hook looks ([`find_from_end`]): it asks about a call the gateway
 /// logged a moment ago, so it is among the last lines, and a log of any length is answered at
 /// once. 1 MiB is some 4,000 records: that many other reasons would have to be logged between the
@@ -369,7 +361,9 @@ pub const SEARCH_FROM_END: u64 = 1 << 20;
 /// How far back [`Tail::from_last_lines`] looks for the lines it starts at.
 pub const TAIL_FROM_END: u64 = 8 << 20;
 
-/// One line of a log as it is read back: what [`Record`] wrote, with its fields as text.
+/// One line of a log as it is read back: what [`Record`] wrote, with its fields as text. Every
+/// reader (the [`Index`], the backward search, `watch`, the gateway's history and its team
+/// answers) reads a line with [`Logged::parse`], so a line is a record to all of them or to none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Logged {
     /// When the reason was taken off, as written.
@@ -425,9 +419,9 @@ pub fn find_from_end(path: &Path, call_id: &str) -> io::Result<Option<Value>> {
     // The quoted id as the log writes it, to skip lines that cannot match without parsing them.
     let needle = Value::from(call_id).to_string();
     let found = find_last(path, &needle, |line| {
-        parse_record(line).filter(|(id, _)| id == call_id)
+        Logged::parse(line).filter(|logged| logged.call_id.as_deref() == Some(call_id))
     })?;
-    Ok(found.map(|(_, reason)| reason))
+    Ok(found.map(|logged| logged.reason))
 }
 
 /// The most recent record logged for a call to `tool` that touched `touched`: how a hook finds
@@ -771,7 +765,7 @@ mod tests {
         fs::read_to_string(path)
             .unwrap()
             .lines()
-            .map(|line| parse_record(line.as_bytes()).unwrap().0)
+            .map(|line| Logged::parse(line.as_bytes()).unwrap().call_id.unwrap())
             .collect()
     }
 
@@ -844,7 +838,7 @@ mod tests {
             let mut tail = Tail::from_last_lines(&path, 10).unwrap();
             let mut seen = Vec::new();
             let mut read = |tail: &mut Tail| {
-                tail.read_new(&mut |line| seen.push(parse_record(line).unwrap().0))
+                tail.read_new(&mut |line| seen.push(Logged::parse(line).unwrap().call_id.unwrap()))
                     .unwrap();
             };
             append("1");
@@ -902,7 +896,7 @@ mod tests {
 
     #[test]
     fn the_index_skips_torn_lines_and_keeps_the_first_reason() {
-        let log = b"{\"call_id\":\"a\",\"reason\":\"first\"}\nnot json\n\n{\"call_id\":\"a\",\"reason\":\"second\"}\n{\"call_id\":null,\"reason\":\"x\"}\n{\"call_id\":\"b\",\"rea";
+        let log = b"{\"tool\":\"Bash\",\"call_id\":\"a\",\"reason\":\"first\"}\nnot json\n\n{\"tool\":\"Bash\",\"call_id\":\"a\",\"reason\":\"second\"}\n{\"tool\":\"Bash\",\"call_id\":null,\"reason\":\"x\"}\n{\"tool\":\"Bash\",\"call_id\":\"b\",\"rea";
         let mut index = Index::default();
         index.add(&log[..]).unwrap();
         assert_eq!(index.get("a"), Some(&json!("first")));
@@ -914,7 +908,7 @@ mod tests {
     fn a_call_without_a_reason_takes_the_logged_one() {
         let mut index = Index::default();
         index
-            .add(&b"{\"call_id\":\"t1\",\"reason\":\"Look\"}\n{\"call_id\":\"t2\",\"reason\":\" \"}\n{\"call_id\":\"t3\",\"reason\":7}\n"[..])
+            .add(&b"{\"tool\":\"Bash\",\"call_id\":\"t1\",\"reason\":\"Look\"}\n{\"tool\":\"Bash\",\"call_id\":\"t2\",\"reason\":\" \"}\n{\"tool\":\"Bash\",\"call_id\":\"t3\",\"reason\":7}\n"[..])
             .unwrap();
         let record = |id: &str, status: Status| CallRecord {
             source: "s".into(),
