@@ -371,9 +371,7 @@ impl Index {
     /// logged the API's id: either is looked up.
     fn get_for(&self, record: &CallRecord, call_id: &str) -> Option<&Value> {
         self.get(call_id).or_else(|| {
-            let api_id = call_id
-                .strip_prefix(record.tool.as_str())?
-                .strip_prefix("__")
+            let api_id = gemini_api_id(&record.tool, call_id)
                 .filter(|_| record.format == crate::formats::Format::GeminiCli)?;
             self.get(api_id)
         })
@@ -388,6 +386,26 @@ impl Index {
     pub fn is_empty(&self) -> bool {
         self.reasons.is_empty()
     }
+}
+
+/// The API's id within an id Gemini CLI records: it records a call under `<tool>__<id>`, the
+/// API's `functionCall.id` behind its tool's name, where the layer logged the API's id. `None`
+/// for an id not of that form. The one rule by which the audit's join and `watch` match the two.
+pub fn gemini_api_id<'a>(tool: &str, call_id: &'a str) -> Option<&'a str> {
+    call_id.strip_prefix(tool)?.strip_prefix("__")
+}
+
+/// Whether a call known without an id is the call a record was logged for: the same tool, and
+/// the same thing touched (an empty summary says nothing, and matches nothing). The one rule by
+/// which a hook finds the reason of a call that arrives without an id and `watch` puts a logged
+/// reason beside the call an agent's log records.
+pub fn same_tool_same_touched(
+    tool: &str,
+    touched: &str,
+    other_tool: &str,
+    other_touched: &str,
+) -> bool {
+    tool == other_tool && !touched.is_empty() && touched == other_touched
 }
 
 /// How far back from its end a hook looks ([`find_from_end`]): it asks about a call the gateway
@@ -469,8 +487,10 @@ pub fn find_from_end(path: &Path, call_id: &str) -> io::Result<Option<Value>> {
 pub fn find_touched_from_end(path: &Path, tool: &str, touched: &str) -> io::Result<Option<Logged>> {
     let needle = Value::from(touched).to_string();
     find_last(path, &needle, |line| {
-        Logged::parse(line)
-            .filter(|logged| logged.tool == tool && logged.touched.as_deref() == Some(touched))
+        Logged::parse(line).filter(|logged| {
+            let logged_touched = logged.touched.as_deref().unwrap_or_default();
+            same_tool_same_touched(tool, touched, &logged.tool, logged_touched)
+        })
     })
 }
 
@@ -1002,6 +1022,17 @@ mod tests {
         for status in [Status::Blank, Status::Declared, Status::Freeform] {
             assert_eq!(joined("t1", status), (status, None, ReasonFrom::Call));
         }
+    }
+
+    #[test]
+    fn a_call_without_an_id_is_matched_by_tool_and_what_it_touched_never_by_nothing() {
+        assert!(same_tool_same_touched("Bash", "ls", "Bash", "ls"));
+        assert!(!same_tool_same_touched("Bash", "ls", "Read", "ls"));
+        assert!(!same_tool_same_touched("Bash", "ls", "Bash", "ls -l"));
+        assert!(!same_tool_same_touched("Bash", "", "Bash", ""));
+        assert_eq!(gemini_api_id("Bash", "Bash__c1"), Some("c1"));
+        assert_eq!(gemini_api_id("Bash", "Read__c1"), None);
+        assert_eq!(gemini_api_id("Bash", "c1"), None);
     }
 
     #[test]
