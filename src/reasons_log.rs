@@ -6,8 +6,8 @@
 //! reasons log join on it; `touched` says what the call does, so the log alone shows each reason
 //! beside its call.
 //!
-//! Which log: the one a command is given, else the one `REASONS_LOG` names, else the default
-//! ([`default_path`]); this module is the one place that decides it.
+//! Which log: the one a command is given, else the one `REASONS_LOG` names, else the default,
+//! as the command's [`Purpose`] allows; [`which`] is the one place that decides it.
 //!
 //! Each record is appended with a single `write` to a file opened for appending, so that several
 //! writers (a gateway per provider, a proxy per MCP server) can share one log without cutting
@@ -107,8 +107,47 @@ impl Record {
 /// The environment variable that names the reasons log for every command at once.
 pub const ENVIRONMENT: &str = "REASONS_LOG";
 
+/// What a command wants the reasons log for, which decides where it looks when none is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// The gateway and `run` log every reason, `watch` and the hooks read them: the log named,
+    /// else the default one ([`which`]).
+    Always,
+    /// `filter` and `proxy` log only when asked: the log named, else the one `REASONS_LOG` names,
+    /// else none.
+    WhenNamed,
+    /// The audits join a log with the calls they read: the log named, else the default one when
+    /// it exists and either `REASONS_LOG` names it or the usual local folders are read (whose
+    /// sessions it may hold: a log is never joined with logs it cannot be about by chance).
+    Join {
+        /// Whether the command reads the usual local folders (no path given).
+        usual_folders: bool,
+    },
+}
+
+/// The reasons log a command uses: the one it is given, else the one `REASONS_LOG` names, else
+/// `$XDG_STATE_HOME/reasons/reasons.jsonl`, else `~/.local/state/reasons/reasons.jsonl`, as its
+/// [`Purpose`] allows. `None` when it uses none (or, for [`Purpose::Always`], when none of those
+/// variables is set). Every command asks here.
+pub fn which(named: Option<PathBuf>, purpose: Purpose) -> Option<PathBuf> {
+    if named.is_some() {
+        return named;
+    }
+    match purpose {
+        Purpose::Always => default_path(),
+        Purpose::WhenNamed => named_by_environment(),
+        Purpose::Join { usual_folders } => {
+            if !usual_folders && named_by_environment().is_none() {
+                return None;
+            }
+            // Named by the variable before any gateway wrote to it: nothing to join yet.
+            default_path().filter(|path| path.is_file())
+        }
+    }
+}
+
 /// The log `REASONS_LOG` names, when it names one.
-pub fn named_by_environment() -> Option<PathBuf> {
+fn named_by_environment() -> Option<PathBuf> {
     std::env::var_os(ENVIRONMENT)
         .filter(|path| !path.is_empty())
         .map(PathBuf::from)
@@ -117,7 +156,7 @@ pub fn named_by_environment() -> Option<PathBuf> {
 /// The log used when none is named on the command line: the one `REASONS_LOG` names, else
 /// `$XDG_STATE_HOME/reasons/reasons.jsonl`, else `~/.local/state/reasons/reasons.jsonl`. `None`
 /// when none of those variables is set.
-pub fn default_path() -> Option<PathBuf> {
+fn default_path() -> Option<PathBuf> {
     if let Some(named) = named_by_environment() {
         return Some(named);
     }
@@ -260,7 +299,7 @@ pub fn note_first<V>(
 /// The reasons of a log by call id, for joining with transcripts. For an id logged more than
 /// once the first reason stands ([`note_first`]).
 ///
-/// Lines that are not records (malformed, or without a string `call_id`) are counted and
+/// Lines that are not records ([`Logged::parse`]), or records without a call id, are counted and
 /// skipped: a log is written by several processes, and a torn last line must not hide the rest.
 #[derive(Debug, Default)]
 pub struct Index {
@@ -284,11 +323,15 @@ impl Index {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match parse_record(&line) {
-                Some((call_id, reason)) => {
+            match Logged::parse(&line) {
+                Some(Logged {
+                    call_id: Some(call_id),
+                    reason,
+                    ..
+                }) => {
                     note_first(&mut self.reasons, &call_id, || reason);
                 }
-                None => self.skipped += 1,
+                _ => self.skipped += 1,
             }
         }
         Ok(())
@@ -328,9 +371,7 @@ impl Index {
     /// logged the API's id: either is looked up.
     fn get_for(&self, record: &CallRecord, call_id: &str) -> Option<&Value> {
         self.get(call_id).or_else(|| {
-            let api_id = call_id
-                .strip_prefix(record.tool.as_str())?
-                .strip_prefix("__")
+            let api_id = gemini_api_id(&record.tool, call_id)
                 .filter(|_| record.format == crate::formats::Format::GeminiCli)?;
             self.get(api_id)
         })
@@ -347,29 +388,39 @@ impl Index {
     }
 }
 
-/// A record's call id and reason.
-fn parse_record(line: &[u8]) -> Option<(String, Value)> {
-    let Value::Object(mut record) = serde_json::from_slice::<Value>(line).ok()? else {
-        return None;
-    };
-    let Some(Value::String(call_id)) = record.shift_remove("call_id") else {
-        return None;
-    };
-    let reason = record.shift_remove("reason")?;
-    Some((call_id, reason))
+/// The API's id within an id Gemini CLI records: it records a call under `<tool>__<id>`, the
+/// API's `functionCall.id` behind its tool's name, where the layer logged the API's id. `None`
+/// for an id not of that form. The one rule by which the audit's join and `watch` match the two.
+pub fn gemini_api_id<'a>(tool: &str, call_id: &'a str) -> Option<&'a str> {
+    call_id.strip_prefix(tool)?.strip_prefix("__")
+}
+
+/// Whether a call known without an id is the call a record was logged for: the same tool, and
+/// the same thing touched (an empty summary says nothing, and matches nothing). The one rule by
+/// which a hook finds the reason of a call that arrives without an id and `watch` puts a logged
+/// reason beside the call an agent's log records.
+pub fn same_tool_same_touched(
+    tool: &str,
+    touched: &str,
+    other_tool: &str,
+    other_touched: &str,
+) -> bool {
+    tool == other_tool && !touched.is_empty() && touched == other_touched
 }
 
 /// How far back from its end a hook looks ([`find_from_end`]): it asks about a call the gateway
 /// logged a moment ago, so it is among the last lines, and a log of any length is answered at
 /// once. 1 MiB is some 4,000 records: that many other reasons would have to be logged between the
-/// gateway taking the call's and the agent's hook running for it to be missed. It bounds what a
-/// hook reads for an id the log does not hold, the most it ever reads (benches/watch.sh).
+/// gateway taking the call's and the agent's hook running for it to be missed. It is what a hook
+/// reads, whatever it finds (benches/watch.sh).
 pub const SEARCH_FROM_END: u64 = 1 << 20;
 
 /// How far back [`Tail::from_last_lines`] looks for the lines it starts at.
 pub const TAIL_FROM_END: u64 = 8 << 20;
 
-/// One line of a log as it is read back: what [`Record`] wrote, with its fields as text.
+/// One line of a log as it is read back: what [`Record`] wrote, with its fields as text. Every
+/// reader (the [`Index`], the backward search, `watch`, the gateway's history and its team
+/// answers) reads a line with [`Logged::parse`], so a line is a record to all of them or to none.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Logged {
     /// When the reason was taken off, as written.
@@ -419,87 +470,105 @@ impl Logged {
     }
 }
 
-/// The most recent reason logged for `call_id`, looked for from the end of the log backwards,
-/// over at most [`SEARCH_FROM_END`] bytes.
+/// The reason logged for `call_id`, looked for in the last [`SEARCH_FROM_END`] bytes of the log:
+/// the first record for the id among them, as everywhere else ([`note_first`]).
 pub fn find_from_end(path: &Path, call_id: &str) -> io::Result<Option<Value>> {
     // The quoted id as the log writes it, to skip lines that cannot match without parsing them.
     let needle = Value::from(call_id).to_string();
-    let found = find_last(path, &needle, |line| {
-        parse_record(line).filter(|(id, _)| id == call_id)
+    let found = find_near_end(path, &needle, Wanted::First, |line| {
+        Logged::parse(line).filter(|logged| logged.call_id.as_deref() == Some(call_id))
     })?;
-    Ok(found.map(|(_, reason)| reason))
+    Ok(found.map(|logged| logged.reason))
 }
 
-/// The most recent record logged for a call to `tool` that touched `touched`: how a hook finds
-/// the reason for a call that arrives without an id (Gemini CLI's `BeforeTool` sends none), over
-/// at most [`SEARCH_FROM_END`] bytes from the end.
+/// The latest record, among the last [`SEARCH_FROM_END`] bytes of the log, of a call to `tool`
+/// that touched `touched` ([`same_tool_same_touched`]): how a hook finds the reason for a call
+/// that arrives without an id (Gemini CLI's `BeforeTool` sends none). The latest, not the
+/// first: without an id, records of the same tool and touched are different calls (the same
+/// command run again), and the call the hook is asked about is the one logged last.
 pub fn find_touched_from_end(path: &Path, tool: &str, touched: &str) -> io::Result<Option<Logged>> {
     let needle = Value::from(touched).to_string();
-    find_last(path, &needle, |line| {
-        Logged::parse(line)
-            .filter(|logged| logged.tool == tool && logged.touched.as_deref() == Some(touched))
+    find_near_end(path, &needle, Wanted::Latest, |line| {
+        Logged::parse(line).filter(|logged| {
+            let logged_touched = logged.touched.as_deref().unwrap_or_default();
+            same_tool_same_touched(tool, touched, &logged.tool, logged_touched)
+        })
     })
 }
 
-/// The first of the log's last lines, last first, that holds `needle` and that `matches`, over at
-/// most [`SEARCH_FROM_END`] bytes from its end.
+/// Which of the matching lines a search near the log's end answers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    /// The first written: one id, one reason ([`note_first`]).
+    First,
+    /// The last written: the most recent of several calls known without an id.
+    Latest,
+}
+
+/// The `wanted` one of the log's last lines that hold `needle` and that `matches`, over at most
+/// [`SEARCH_FROM_END`] bytes from its end.
 ///
-/// Each block read is searched for the needle as a whole: only a line that holds
-/// it is cut out and looked at (a hook runs before every call, and most of the log holds other
-/// ids: splitting every line and searching each on its own took milliseconds).
-fn find_last<T>(
+/// Settling on the first means reading all of those bytes, which the search did anyway for an
+/// id the log does not hold, the case it is bounded by: one read of at most 1 MiB, for either.
+/// The bytes are searched for the needle as a whole (memchr's forward search is vectorised, its
+/// reverse search is not): only a line that holds it is cut out and looked at (a hook runs
+/// before every call, and most of the log holds other ids: splitting every line and searching
+/// each on its own took milliseconds).
+fn find_near_end<T>(
     path: &Path,
     needle: &str,
+    wanted: Wanted,
     mut matches: impl FnMut(&[u8]) -> Option<T>,
 ) -> io::Result<Option<T>> {
-    const BLOCK: u64 = 256 * 1024;
     let mut file = File::open(path)?;
     let end = file.seek(SeekFrom::End(0))?;
-    let floor = end.saturating_sub(SEARCH_FROM_END);
-    // memchr's forward search is vectorised, its reverse search is not: the block is searched
-    // forwards, and the lines that hold the needle looked at last first.
+    let start = end.saturating_sub(SEARCH_FROM_END);
+    file.seek(SeekFrom::Start(start))?;
+    let mut window = Vec::with_capacity((end - start) as usize);
+    // Only what was there when the search began: lines appended meanwhile are later ones.
+    file.take(end - start).read_to_end(&mut window)?;
+    // A line cut by the window's start is never looked at; at the log's start it is whole.
+    let first_line = match start {
+        0 => 0,
+        _ => memchr::memchr(b'\n', &window).map_or(window.len(), |at| at + 1),
+    };
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
-    // One buffer for every block (a new one each time was a fresh mapping to fault in), and
-    // the start of the line that continues into the block read before.
-    let mut block: Vec<u8> = Vec::new();
-    let mut carried: Vec<u8> = Vec::new();
-    let mut hits: Vec<usize> = Vec::new();
-    let mut position = end;
-    while position > floor {
-        let start = position.saturating_sub(BLOCK).max(floor);
-        block.clear();
-        block.resize((position - start) as usize, 0);
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut block)?;
-        block.extend_from_slice(&carried);
-        // The first line may begin before the block: it is looked at with the block before,
-        // unless the search goes no further back (it may then be cut: never looked at). At the
-        // log's start it is whole.
-        let first_end = match start {
-            0 => 0,
-            _ => memchr::memchr(b'\n', &block).map_or(block.len(), |at| at + 1),
-        };
-        hits.clear();
-        hits.extend(
-            finder
-                .find_iter(&block[first_end..])
-                .map(|hit| first_end + hit),
-        );
-        let mut looked_at = block.len();
-        for &hit in hits.iter().rev() {
-            if hit >= looked_at {
-                continue;
+    let hits = finder
+        .find_iter(&window[first_line..])
+        .map(|hit| first_line + hit);
+    let line_around = |hit: usize| {
+        let line_start = memchr::memrchr(b'\n', &window[..hit]).map_or(0, |at| at + 1);
+        let line_end = memchr::memchr(b'\n', &window[hit..]).map_or(window.len(), |at| hit + at);
+        (line_start, line_end)
+    };
+    match wanted {
+        Wanted::First => {
+            let mut looked_at = first_line;
+            for hit in hits {
+                if hit < looked_at {
+                    continue;
+                }
+                let (line_start, line_end) = line_around(hit);
+                if let Some(found) = matches(&window[line_start..line_end]) {
+                    return Ok(Some(found));
+                }
+                looked_at = line_end;
             }
-            let line_start = memchr::memrchr(b'\n', &block[..hit]).map_or(0, |at| at + 1);
-            let line_end = memchr::memchr(b'\n', &block[hit..]).map_or(block.len(), |at| hit + at);
-            if let Some(found) = matches(&block[line_start..line_end]) {
-                return Ok(Some(found));
-            }
-            looked_at = line_start;
         }
-        carried.clear();
-        carried.extend_from_slice(&block[..first_end]);
-        position = start;
+        Wanted::Latest => {
+            let hits: Vec<usize> = hits.collect();
+            let mut looked_at = window.len();
+            for &hit in hits.iter().rev() {
+                if hit >= looked_at {
+                    continue;
+                }
+                let (line_start, line_end) = line_around(hit);
+                if let Some(found) = matches(&window[line_start..line_end]) {
+                    return Ok(Some(found));
+                }
+                looked_at = line_start;
+            }
+        }
     }
     Ok(None)
 }
@@ -771,7 +840,7 @@ mod tests {
         fs::read_to_string(path)
             .unwrap()
             .lines()
-            .map(|line| parse_record(line.as_bytes()).unwrap().0)
+            .map(|line| Logged::parse(line.as_bytes()).unwrap().call_id.unwrap())
             .collect()
     }
 
@@ -844,7 +913,7 @@ mod tests {
             let mut tail = Tail::from_last_lines(&path, 10).unwrap();
             let mut seen = Vec::new();
             let mut read = |tail: &mut Tail| {
-                tail.read_new(&mut |line| seen.push(parse_record(line).unwrap().0))
+                tail.read_new(&mut |line| seen.push(Logged::parse(line).unwrap().call_id.unwrap()))
                     .unwrap();
             };
             append("1");
@@ -902,7 +971,7 @@ mod tests {
 
     #[test]
     fn the_index_skips_torn_lines_and_keeps_the_first_reason() {
-        let log = b"{\"call_id\":\"a\",\"reason\":\"first\"}\nnot json\n\n{\"call_id\":\"a\",\"reason\":\"second\"}\n{\"call_id\":null,\"reason\":\"x\"}\n{\"call_id\":\"b\",\"rea";
+        let log = b"{\"tool\":\"Bash\",\"call_id\":\"a\",\"reason\":\"first\"}\nnot json\n\n{\"tool\":\"Bash\",\"call_id\":\"a\",\"reason\":\"second\"}\n{\"tool\":\"Bash\",\"call_id\":null,\"reason\":\"x\"}\n{\"tool\":\"Bash\",\"call_id\":\"b\",\"rea";
         let mut index = Index::default();
         index.add(&log[..]).unwrap();
         assert_eq!(index.get("a"), Some(&json!("first")));
@@ -914,7 +983,7 @@ mod tests {
     fn a_call_without_a_reason_takes_the_logged_one() {
         let mut index = Index::default();
         index
-            .add(&b"{\"call_id\":\"t1\",\"reason\":\"Look\"}\n{\"call_id\":\"t2\",\"reason\":\" \"}\n{\"call_id\":\"t3\",\"reason\":7}\n"[..])
+            .add(&b"{\"tool\":\"Bash\",\"call_id\":\"t1\",\"reason\":\"Look\"}\n{\"tool\":\"Bash\",\"call_id\":\"t2\",\"reason\":\" \"}\n{\"tool\":\"Bash\",\"call_id\":\"t3\",\"reason\":7}\n"[..])
             .unwrap();
         let record = |id: &str, status: Status| CallRecord {
             source: "s".into(),
@@ -972,7 +1041,18 @@ mod tests {
     }
 
     #[test]
-    fn find_from_end_finds_the_latest_record_across_blocks() {
+    fn a_call_without_an_id_is_matched_by_tool_and_what_it_touched_never_by_nothing() {
+        assert!(same_tool_same_touched("Bash", "ls", "Bash", "ls"));
+        assert!(!same_tool_same_touched("Bash", "ls", "Read", "ls"));
+        assert!(!same_tool_same_touched("Bash", "ls", "Bash", "ls -l"));
+        assert!(!same_tool_same_touched("Bash", "", "Bash", ""));
+        assert_eq!(gemini_api_id("Bash", "Bash__c1"), Some("c1"));
+        assert_eq!(gemini_api_id("Bash", "Read__c1"), None);
+        assert_eq!(gemini_api_id("Bash", "c1"), None);
+    }
+
+    #[test]
+    fn find_from_end_finds_the_first_record_among_the_last_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
         let writer = Writer::open(&path).unwrap();
@@ -983,11 +1063,29 @@ mod tests {
                 .append(&Record::now(Via::Gateway, taken("Bash", &id, reason), None))
                 .unwrap();
         }
-        assert!(fs::metadata(&path).unwrap().len() > 3 * 64 * 1024);
+        let length = fs::metadata(&path).unwrap().len();
+        assert!(length > 2 * SEARCH_FROM_END);
+        // toolu_7 is logged at 7, 5007, 10007 and 15007: the first of those whose line lies
+        // wholly within the last SEARCH_FROM_END bytes.
+        let text = fs::read(&path).unwrap();
+        let window_start = (length - SEARCH_FROM_END) as usize;
+        let first_within = (0..4)
+            .map(|k| 7 + 5000 * k)
+            .find(|n| {
+                let reason = format!("\"reason {n} {}\"", "x".repeat(n % 50));
+                let at = memchr::memmem::find(&text, reason.as_bytes()).unwrap();
+                let line_start = memchr::memrchr(b'\n', &text[..at]).map_or(0, |at| at + 1);
+                line_start >= window_start
+            })
+            .unwrap();
+        assert!(
+            first_within > 7,
+            "the window holds no more than the log's end"
+        );
         let found = find_from_end(&path, "toolu_7").unwrap();
         assert_eq!(
             found,
-            Some(json!(format!("reason 15007 {}", "x".repeat(7))))
+            Some(json!(format!("reason {first_within} {}", "x".repeat(7))))
         );
         // An id whose quoted form only appears inside another field is no match.
         assert_eq!(find_from_end(&path, "Bash").unwrap(), None);
@@ -1043,11 +1141,11 @@ mod tests {
     }
 
     #[test]
-    fn find_from_end_finds_each_ids_latest_reason_wherever_the_blocks_cut() {
+    fn find_from_end_finds_each_ids_first_reason_like_the_index_does() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log.jsonl");
         let writer = Writer::open(&path).unwrap();
-        let mut latest = std::collections::HashMap::new();
+        let mut first = std::collections::HashMap::new();
         // Lines of every length from 60 to 1,100 bytes: block ends fall anywhere in them.
         for n in 0..1500 {
             let id = format!("toolu_{}", (n * 7919) % 300);
@@ -1059,16 +1157,15 @@ mod tests {
                     None,
                 ))
                 .unwrap();
-            latest.insert(id, reason);
+            first.entry(id).or_insert(reason);
         }
         let length = fs::metadata(&path).unwrap().len();
         assert!(length > 2 * 256 * 1024 && length < SEARCH_FROM_END);
-        for (id, reason) in latest {
-            assert_eq!(
-                find_from_end(&path, &id).unwrap(),
-                Some(json!(reason)),
-                "{id}"
-            );
+        let index = Index::read(&path).unwrap();
+        for (id, reason) in first {
+            let found = find_from_end(&path, &id).unwrap();
+            assert_eq!(found, Some(json!(reason)), "{id}");
+            assert_eq!(found.as_ref(), index.get(&id), "{id}");
         }
     }
 }

@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::util::{arg, claude_call, records, run};
+use crate::util::{arg, claude_call, logged_line, records, run, run_with_stdin};
 
 /// A transcript of four calls, none carrying a reason, and a reasons log for three of them.
 fn session() -> (tempfile::TempDir, String, String) {
@@ -28,6 +28,45 @@ fn session() -> (tempfile::TempDir, String, String) {
     let text: String = logged.iter().map(|record| format!("{record}\n")).collect();
     std::fs::write(&log, text + "{\"torn\":").unwrap();
     (dir, arg(&transcript).to_owned(), arg(&log).to_owned())
+}
+
+#[test]
+fn an_id_logged_twice_gives_the_same_reason_to_extract_and_to_the_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("session.jsonl");
+    let call = claude_call("s", "toolu_twice", "Bash", json!({"command": "ls"}));
+    std::fs::write(&transcript, call + "\n").unwrap();
+    let log = dir.path().join("reasons.jsonl");
+    let lines = [
+        logged_line("toolu_twice", "Bash", "ls", "The first reason"),
+        logged_line("toolu_other", "Bash", "pwd", "Another call"),
+        logged_line("toolu_twice", "Bash", "ls", "A replay"),
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+
+    let extracted = run(&[
+        "extract",
+        "--format",
+        "jsonl",
+        "--reasons-log",
+        arg(&log),
+        arg(&transcript),
+    ]);
+    assert_eq!(extracted.code, 0, "{}", extracted.stderr);
+    assert_eq!(records(&extracted.stdout)[0]["reason"], "The first reason");
+
+    let input = json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "tool_use_id": "toolu_twice"});
+    let hooked = run_with_stdin(
+        &["hook", "claude-code", "--reasons-log", arg(&log)],
+        input.to_string().as_bytes(),
+    );
+    assert_eq!(hooked.code, 0, "{}", hooked.stderr);
+    assert!(
+        hooked.stdout.contains("The first reason") && !hooked.stdout.contains("A replay"),
+        "{}",
+        hooked.stdout
+    );
 }
 
 #[test]

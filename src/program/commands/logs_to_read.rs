@@ -50,12 +50,11 @@ pub fn logs_to_read(input: InputArgs, needs: Needs) -> anyhow::Result<LogsToRead
         bail!("--follow reads exactly one file");
     }
     let mut logs = input.reasons_log;
-    // A log named by `REASONS_LOG` is joined like one given with --reasons-log (once it exists:
-    // the variable may be set before any gateway wrote to it); the default one only with the
-    // usual local folders, whose sessions it may hold.
-    let named = reasons_log::named_by_environment();
-    if logs.is_empty() && (expanded.local || named.is_some()) {
-        if let Some(default) = reasons_log::default_path().filter(|path| path.is_file()) {
+    if logs.is_empty() {
+        let purpose = reasons_log::Purpose::Join {
+            usual_folders: expanded.local,
+        };
+        if let Some(default) = reasons_log::which(None, purpose) {
             crate::program::messages::message!("joining {}", default.display());
             logs.push(default);
         }

@@ -32,7 +32,7 @@ use anyhow::{bail, Context};
 use reasons::cli::{
     self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, StatsArgs,
 };
-use reasons::reasons_log;
+use reasons::reasons_log::{self, Purpose};
 use reasons::record::Status;
 use reasons::stats::GroupBy;
 use reasons::stream::Options;
@@ -88,25 +88,21 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 augment: !args.no_augment,
                 strip: !args.no_strip,
             },
-            args.reasons_log
-                .or_else(reasons_log::named_by_environment)
-                .as_deref(),
+            reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
             otlp::endpoint(args.otlp).as_deref(),
             io::stdin().lock(),
             io::stdout().lock(),
         ),
         Command::Proxy(args) => proxy::run(
             &args.server,
-            args.reasons_log
-                .or_else(reasons_log::named_by_environment)
-                .as_deref(),
+            reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
             args.meta,
             otlp::endpoint(args.otlp).as_deref(),
         ),
         Command::Gateway(args) => gateway::run(gateway::Options {
             listen: args.listen,
             upstreams: args.upstream,
-            reasons_log: reasons_log_or_default(args.reasons_log)?,
+            reasons_log: reasons_log_to_write(args.reasons_log)?,
             strip: !args.no_strip,
             verbose: args.verbose,
             restore: !args.no_restore,
@@ -133,7 +129,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             program: args.program,
             listen: args.listen,
             upstreams: args.upstream,
-            reasons_log: reasons_log_or_default(args.reasons_log)?,
+            reasons_log: reasons_log_to_write(args.reasons_log)?,
             strip: match (args.strip, args.no_strip) {
                 (true, _) => Some(true),
                 (_, true) => Some(false),
@@ -146,7 +142,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             args: args.args,
         }),
         Command::Watch(args) => {
-            let reasons_log = args.reasons_log.or_else(reasons_log::default_path);
+            let reasons_log = reasons_log::which(args.reasons_log, Purpose::Always);
             // With no PATH, the usual local folders only when a person is at a terminal: a
             // pipe's stdin is no session log to follow.
             let sessions = if !args.paths.is_empty() || io::stdin().is_terminal() {
@@ -188,7 +184,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 }
             };
             // A hook never gets in the way: whatever goes wrong, the agent carries on.
-            let log = run.reasons_log.or_else(reasons_log::default_path);
+            let log = reasons_log::which(run.reasons_log, Purpose::Always);
             let is_agent = match agent {
                 hook::Agent::CopilotCli => agent_asks::copilot_cli::is_copilot_cli,
                 _ => agent_asks::claude_code::is_claude_code,
@@ -226,9 +222,9 @@ fn placement(after: bool) -> hook::Placement {
     }
 }
 
-/// The reasons log named, else the default one.
-fn reasons_log_or_default(named: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    named.or_else(reasons_log::default_path).context(
+/// The reasons log a command that always logs writes to ([`reasons_log::which`]).
+fn reasons_log_to_write(named: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    reasons_log::which(named, Purpose::Always).context(
         "no --reasons-log given, and neither XDG_STATE_HOME nor HOME is set to find the default one in",
     )
 }

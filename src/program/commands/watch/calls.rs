@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use reasons::reasons_log::Logged;
+use reasons::reasons_log::{self, Logged};
 use reasons::record::{CallRecord, Status};
 use reasons::touched;
 use reasons::visible::visible;
@@ -278,9 +278,7 @@ impl Calls {
     /// by the other kind of record.
     fn same_call(&self, call: &Call) -> Option<u64> {
         if let Some(id) = &call.call_id {
-            let api_id = id
-                .strip_prefix(call.tool.as_str())
-                .and_then(|rest| rest.strip_prefix("__"));
+            let api_id = reasons_log::gemini_api_id(&call.tool, id);
             let found = [Some(id.as_str()), api_id]
                 .into_iter()
                 .flatten()
@@ -305,9 +303,12 @@ impl Calls {
                 let either_without_id = call.call_id.is_none() || shown.call_id.is_none();
                 other_kind
                     && either_without_id
-                    && shown.tool == call.tool
-                    && !call.touched.is_empty()
-                    && shown.touched == call.touched
+                    && reasons_log::same_tool_same_touched(
+                        &call.tool,
+                        &call.touched,
+                        &shown.tool,
+                        &shown.touched,
+                    )
             })
             .map(|(index, _)| self.first + index as u64)
     }
