@@ -35,11 +35,13 @@ fn free_port() -> u16 {
 
 impl Phoenix {
     fn start() -> Phoenix {
-        let phoenix = part("phoenix-venv/bin/phoenix");
+        // Its own python runs it, not the `phoenix` script, whose first line names the folder
+        // the venv was made in: the venv keeps working wherever the real parts are.
+        let python = part("phoenix-venv/bin/python");
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
-        let child = Command::new(phoenix)
-            .arg("serve")
+        let child = Command::new(python)
+            .args(["-m", "phoenix.server.main", "serve"])
             .env("PHOENIX_HOST", "127.0.0.1")
             .env("PHOENIX_PORT", port.to_string())
             .env("PHOENIX_GRPC_PORT", free_port().to_string())
