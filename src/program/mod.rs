@@ -7,6 +7,7 @@
 pub mod agent_homes;
 pub mod commands;
 pub mod exit_codes;
+pub mod http;
 pub mod messages;
 pub mod output;
 pub mod progress;

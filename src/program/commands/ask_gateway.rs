@@ -13,11 +13,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::{Request, StatusCode, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use reasons::reasons_log;
 use serde_json::Value;
+
+use crate::program::http;
 
 /// How long the gateway has to answer.
 pub const TIMEOUT: Duration = Duration::from_millis(300);
@@ -73,16 +72,7 @@ pub fn ask(gateway: &str, call_id: &str, timeout: Duration) -> Option<Value> {
 }
 
 async fn fetch(uri: Uri) -> Option<Bytes> {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_nodelay(true);
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .enable_http2()
-        .wrap_connector(http);
-    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build(https);
+    let client = http::client::<Empty<Bytes>>(TIMEOUT);
     let request = Request::get(uri)
         .header(hyper::header::ACCEPT, "application/json")
         .body(Empty::new())

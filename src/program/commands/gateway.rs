@@ -22,8 +22,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, Provider};
 use reasons::gateway::{
@@ -34,6 +32,7 @@ use reasons::reasons_log::{self, Record, Via};
 use tokio::net::TcpListener;
 
 use crate::program::exit_codes::ExitCode;
+use crate::program::http;
 
 mod store;
 mod team;
@@ -67,7 +66,7 @@ pub struct Options {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type ProxyBody = BoxBody<Bytes, BoxError>;
-type UpstreamClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, ProxyBody>;
+type UpstreamClient = http::HttpsClient<ProxyBody>;
 
 /// What every connection shares.
 struct Gateway {
@@ -358,17 +357,7 @@ async fn shutdown_signal() {
 }
 
 fn upstream_client() -> UpstreamClient {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_nodelay(true);
-    http.set_connect_timeout(Some(Duration::from_secs(30)));
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .enable_http2()
-        .wrap_connector(http);
-    Client::builder(TokioExecutor::new()).build(https)
+    http::client(Duration::from_secs(30))
 }
 
 /// Headers that belong to one connection, not to the request or answer they travel with.

@@ -25,13 +25,12 @@ use anyhow::{bail, Context};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Uri};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use reasons::reasons_log::Record;
 use reasons::record::{CallRecord, ReasonFrom};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::program::http;
 
 /// How many spans wait to be sent at most.
 pub const QUEUED: usize = 10_000;
@@ -169,7 +168,7 @@ fn send(
     else {
         return;
     };
-    let client = client();
+    let client = http::client::<Full<Bytes>>(SEND_TIMEOUT);
     let mut away = false;
     let mut ended = false;
     while !ended {
@@ -226,19 +225,6 @@ fn send(
             }
         }
     }
-}
-
-fn client() -> Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>> {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_connect_timeout(Some(SEND_TIMEOUT));
-    let https = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .enable_http2()
-        .wrap_connector(http);
-    Client::builder(TokioExecutor::new()).build(https)
 }
 
 // Protobuf, as opentelemetry-proto's trace/v1, common/v1 and resource/v1 define it.
