@@ -379,10 +379,10 @@ fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
     )?;
     if let Some(output) = &output {
         // A log named as the page would be replaced by it.
-        let names_a_log = logs.sources.iter().any(|source| match source {
-            Source::File(path) => same_file(path, output),
-            Source::Stdin => false,
-        });
+        let names_a_log = logs
+            .sources
+            .iter()
+            .any(|source| source.path().is_some_and(|path| same_file(path, output)));
         if names_a_log {
             bail!("-o {}: is a log this page reads", output.display());
         }

@@ -105,9 +105,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
 
 fn read_report(source: &Source) -> anyhow::Result<Report> {
     let name = source.name();
-    let text = match source {
-        Source::Stdin => io::read_to_string(io::stdin()),
-        Source::File(path) => std::fs::read_to_string(path),
+    let text = match source.path() {
+        None => io::read_to_string(io::stdin()),
+        Some(path) => std::fs::read_to_string(path),
     }
     .with_context(|| format!("{name}: cannot read"))?;
     serde_json::from_str(&text)
