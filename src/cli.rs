@@ -340,7 +340,8 @@ pub enum Grouping {
 /// Output formats of `reasons stats`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StatsFormat {
-    /// A table for the terminal.
+    /// A table fitted to the terminal: where not every column fits, the least needed are left
+    /// out, as its last line says.
     Table,
     /// One JSON object, for other tools and for `--merge`.
     Json,

@@ -11,6 +11,7 @@ use super::shapes;
 use super::source_rules::Item;
 use crate::json::Json;
 use crate::jsonl::lines::{EventReceiver, LineReader, Lines};
+use crate::jsonl::start::Start;
 use crate::record::Format;
 
 /// Reads a source, or a piece of one, for its calls.
@@ -56,10 +57,16 @@ impl<'a> CallReader<'a> {
         }
     }
 
-    /// Reads the start of a source (or all of it), without handing over the calls left open at
-    /// its end ([`CallReader::finish`] does); returns the number of lines read.
-    pub(crate) fn read_start<R: BufRead>(&mut self, input: R) -> io::Result<u64> {
-        self.lines.read_start(input)
+    /// Reads the rest of a source whose start is read (or all of it), as the start told,
+    /// without handing over the calls left open at its end ([`CallReader::finish`] does);
+    /// returns the number of lines read.
+    pub(crate) fn read_after<R: BufRead>(&mut self, start: Start, input: R) -> io::Result<u64> {
+        self.lines.read_after(start, input)
+    }
+
+    /// Reads a source of JSON lines from its start, as [`CallReader::read_after`] does.
+    pub(crate) fn read_lines_from_start<R: BufRead>(&mut self, input: R) -> io::Result<u64> {
+        self.lines.read_lines_from_start(input)
     }
 
     /// Reads JSONL lines that go on a source (numbered from 1); returns how many it read.

@@ -6,9 +6,10 @@
 //! decided from its content, event by event, so a stream that mixes shapes still yields every
 //! call; [`ReadOptions::format`] forces one.
 //!
-//! [`open`] decides once how a file is read: an agent's SQLite store (`store`), or a log read
-//! line by line. How the modules stand on each other, each only on those below it: `reading`
-//! (one source from start to end on the calling thread), `pieces` (one large file in pieces, on
+//! [`open()`] (in `open.rs`) decides once how a file is read: an agent's SQLite store (`store`), JSON
+//! lines or one JSON document ([`Layout`]); the open file carries the answer to the driver that
+//! reads it. How the modules stand on each other, each only on those below it: `reading` (one
+//! source from start to end on the calling thread), `pieces` (one large file in pieces, on
 //! several threads) and `store` (an agent's store, row by row) drive `call_reader` (the line loop
 //! of `crate::jsonl` with the walk hooked in) and `source_rules` (what needs the whole source);
 //! the call reader asks the registry (`shapes`, with each shape's `Shape` in
@@ -23,10 +24,11 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
+pub use crate::jsonl::start::Layout;
 pub use crate::record::Format;
 pub use events::{Event, ReadSummary};
+pub use open::{open, Log, OpenError, Opened, READ_BUFFER};
 pub use options::ReadOptions;
-pub use pieces::read_file;
 
 mod audited_arguments;
 mod call_reader;
@@ -34,6 +36,7 @@ mod catalogue;
 mod event_walk;
 mod events;
 mod fragments;
+mod open;
 mod options;
 mod pieces;
 mod reading;
@@ -43,42 +46,6 @@ mod source_rules;
 pub mod store;
 #[cfg(test)]
 mod tests;
-
-/// A log file, opened, and how it is read: decided once, by [`open`], from its first bytes.
-pub enum Opened {
-    /// An agent's SQLite store, read row by row ([`store::Store::read`]).
-    #[cfg(feature = "sqlite")]
-    Store(store::Store),
-    /// A log read line by line, through this handle: JSONL, or one JSON document, which the
-    /// line loop tells apart as it reads.
-    Log(std::fs::File),
-}
-
-/// Why [`open`] could not open a log.
-#[derive(Debug)]
-pub enum OpenError {
-    /// The file could not be opened.
-    Cannot(std::io::Error),
-    /// A SQLite database that is not an agent's store, or that SQLite cannot read.
-    #[cfg(feature = "sqlite")]
-    Store(store::StoreError),
-}
-
-/// Opens the log at `path` and decides, once, how it is read: a regular file that starts as a
-/// SQLite database is an agent's store (opened read-only, its layout found), anything else a
-/// log read through the handle opened here. A FIFO is never looked into: its first bytes are
-/// the log's.
-pub fn open(path: &std::path::Path) -> Result<Opened, OpenError> {
-    let file = std::fs::File::open(path).map_err(OpenError::Cannot)?;
-    #[cfg(feature = "sqlite")]
-    if file.metadata().is_ok_and(|metadata| metadata.is_file()) && store::starts_as_database(&file)
-    {
-        return store::Store::open(path)
-            .map(Opened::Store)
-            .map_err(OpenError::Store);
-    }
-    Ok(Opened::Log(file))
-}
 
 /// Reads one log and hands each event to `sink` as soon as the line holding it has been read.
 ///

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -25,61 +25,45 @@ use super::call_reader::CallReader;
 use super::events::{Event, ReadSummary};
 use super::fragments::Fragments;
 use super::options::ReadOptions;
-use super::reading::read_whole;
 use super::reading::Reading;
 use super::source_rules::{Item, Offset};
 use crate::jsonl::aligned::AlignedBufReader;
-use crate::jsonl::lines::starts_document;
 
 /// How much of the file one piece is: large enough that the seams are few and the threads
 /// rarely wait, small enough that the findings held back stay small.
-const PIECE: u64 = 4 << 20;
+pub(crate) const PIECE: u64 = 4 << 20;
 
 /// Files smaller than this are read on one thread: they take milliseconds.
 const SPLIT_FROM: u64 = 2 * PIECE;
+
+/// The size from which a file is read in pieces of `piece` bytes.
+pub(crate) fn split_from(piece: u64) -> u64 {
+    SPLIT_FROM.min(2 * piece)
+}
 
 /// How much of a file read whole on one thread one read takes: large reads mean fewer calls
 /// into the kernel and fewer lines cut by a read's end (`doc/internals.md`, "Benchmarks", has
 /// the measurements). A `BufReader`'s buffer of that size sat just past a page boundary, where
 /// the copy is slow, and hid the gain: hence the aligned reader.
-const WHOLE_FILE_READ_BUFFER: usize = 1 << 20;
+pub(crate) const WHOLE_FILE_READ_BUFFER: usize = 1 << 20;
 
 /// How much of a piece one read takes. Threads reading pieces were no faster with larger reads,
 /// and each thread holds a buffer of this size, which shows in the peak memory.
 const PIECE_READ_BUFFER: usize = 128 << 10;
 
-/// Reads one file, on as many threads as rayon's pool has when it is a large JSONL file, and
-/// hands each event to `sink` in file order, as [`super::read_log`] does.
-pub fn read_file(
-    source: &str,
-    path: &Path,
-    options: &ReadOptions,
-    sink: &mut dyn FnMut(Event) -> io::Result<()>,
-) -> io::Result<ReadSummary> {
-    read_in_pieces(
-        source,
-        path,
-        options,
-        PIECE,
-        rayon::current_num_threads(),
-        sink,
-    )
-}
-
+/// Reads the file of JSON lines at `path`, `size` bytes long, in pieces of `piece` bytes on
+/// `threads` threads, and hands each event to `sink` in file order, as [`super::read_log`]
+/// does. Whether a file is worth reading so, and is JSON lines at all, its opening decided
+/// (`super::open::Log::read_on_every_core`).
 pub(crate) fn read_in_pieces(
     source: &str,
     path: &Path,
+    size: u64,
     options: &ReadOptions,
     piece: u64,
     threads: usize,
     sink: &mut dyn FnMut(Event) -> io::Result<()>,
 ) -> io::Result<ReadSummary> {
-    let size = std::fs::metadata(path)?.len();
-    let split = threads > 1 && size >= SPLIT_FROM.min(2 * piece) && starts_jsonl(path, piece)?;
-    if !split {
-        let input = AlignedBufReader::with_capacity(WHOLE_FILE_READ_BUFFER, File::open(path)?);
-        return read_whole(source, input, options, sink);
-    }
     let pieces = size.div_ceil(piece);
     let mut reading = Reading::new(source, options, sink);
     // Lines and events before the piece being handed over; the streams open after it, their
@@ -254,7 +238,7 @@ fn read_piece(
     };
     let mut reader = CallReader::continuing(options, &mut collect, streams, start.events);
     let lines = if bounds.index == 0 {
-        reader.read_start(AlignedBufReader::with_capacity(
+        reader.read_lines_from_start(AlignedBufReader::with_capacity(
             PIECE_READ_BUFFER,
             PieceReader::new(file, 0, bounds.until),
         ))?
@@ -349,22 +333,6 @@ impl Read for PieceReader {
     }
 }
 
-/// Whether the file's first line that is not blank is a JSONL event, within the first piece.
-fn starts_jsonl(path: &Path, piece: u64) -> io::Result<bool> {
-    let mut input = BufReader::new(File::open(path)?.take(piece));
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 || !line.ends_with(b"\n") {
-            return Ok(false);
-        }
-        let text = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
-        if !text.trim_ascii().is_empty() {
-            return Ok(!starts_document(text));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Write;
@@ -383,9 +351,12 @@ mod tests {
             Ok(())
         };
         let summary = match piece {
-            Some((piece, threads)) => {
-                read_in_pieces("t", file.path(), options, piece, threads, &mut sink)
-            }
+            Some((piece, threads)) => match crate::formats::open(file.path()) {
+                Ok(crate::formats::Opened::Log(log)) => {
+                    log.read_in_pieces("t", options, piece, threads, &mut sink)
+                }
+                _ => panic!("a log"),
+            },
             None => read_log("t", bytes, options, &mut sink),
         }
         .expect("read");

@@ -1,14 +1,15 @@
-//! The reading loop over one source: JSONL line by line or a single document, the prefilter, the
-//! lines that are not JSON, and serde_json's last word on them. What the lines mean is not its
-//! business: each event it parses goes to an [`EventReceiver`], with the lines its objects are
-//! on.
+//! The reading loop over one source: JSONL line by line or a single document (as its start
+//! told, `super::start`), the prefilter, the lines that are not JSON, and serde_json's last word
+//! on them. What the lines mean is not its business: each event it parses goes to an
+//! [`EventReceiver`], with the lines its objects are on.
 
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use super::prefilter::{Hits, Prefilter};
+use super::start::{trim, Layout, Start};
 use crate::json::{Json, Parser};
 
 /// A line gathered across reads keeps its buffer up to this size; a longer one lets it go.
@@ -61,33 +62,45 @@ impl<E: EventReceiver> LineReader<E> {
         self.receiver
     }
 
-    /// Reads a source from its start: JSONL line by line, or the whole of it as one document
-    /// when its first line opens one. Returns the number of lines read.
-    pub(crate) fn read_start<R: BufRead>(&mut self, mut input: R) -> io::Result<u64> {
-        let mut buffer = Vec::new();
-        let mut line = 0u64;
-        loop {
-            buffer.clear();
-            if input.read_until(b'\n', &mut buffer)? == 0 {
-                return Ok(line);
+    /// Reads the rest of a source whose start is read: line by line, or the whole of it as one
+    /// document, as its start told. A start the input ended in is read on first: a followed
+    /// file's first line may still have been being written. Returns the number of lines read.
+    pub(crate) fn read_after<R: BufRead>(
+        &mut self,
+        mut start: Start,
+        mut input: R,
+    ) -> io::Result<u64> {
+        if !start.is_whole() {
+            start.read_on(&mut input)?;
+        }
+        let line = start.line();
+        if start.first_line().is_empty() {
+            return Ok(line);
+        }
+        match start.layout() {
+            Layout::Document => {
+                let mut buffer = start.into_from_first_line();
+                input.read_to_end(&mut buffer)?;
+                self.document(&buffer, line)?;
+                let newlines = memchr::memchr_iter(b'\n', &buffer).count() as u64;
+                Ok(line - 1 + newlines + u64::from(!buffer.ends_with(b"\n")))
             }
-            line += 1;
-            if line == 1 && buffer.starts_with(b"\xEF\xBB\xBF") {
-                buffer.drain(..3);
-            }
-            if !trim(&buffer).is_empty() {
-                break;
+            Layout::Lines => {
+                let prefilter = self.prefilter;
+                self.jsonl_line(line, start.first_line(), prefilter)?;
+                let rest = start.after_first_line().chain(input);
+                Ok(self.jsonl(rest, line + 1, prefilter)? - 1)
             }
         }
-        if starts_document(&buffer) {
-            input.read_to_end(&mut buffer)?;
-            self.document(&buffer, line)?;
-            let newlines = memchr::memchr_iter(b'\n', &buffer).count() as u64;
-            return Ok(line - 1 + newlines + u64::from(!buffer.ends_with(b"\n")));
+    }
+
+    /// Reads a source its start told is JSON lines from its start (the first piece of a file
+    /// read in pieces); returns the number of lines read.
+    pub(crate) fn read_lines_from_start<R: BufRead>(&mut self, mut input: R) -> io::Result<u64> {
+        if input.fill_buf()?.starts_with(b"\xEF\xBB\xBF") {
+            input.consume(3);
         }
-        let prefilter = self.prefilter;
-        self.jsonl_line(line, &buffer, prefilter)?;
-        Ok(self.jsonl(input, line + 1, prefilter)? - 1)
+        self.read_more(input, 1)
     }
 
     /// Reads JSONL lines that go on a source (numbered from 1); returns how many it read.
@@ -504,26 +517,4 @@ impl LineEnd {
             LineEnd::EndOfInput
         }
     }
-}
-
-/// Whether the first line opens a pretty-printed document rather than being a JSONL event.
-pub(crate) fn starts_document(first_line: &[u8]) -> bool {
-    let line = trim(first_line);
-    // Only a line that stops where a value opens or goes on can start a document, and only
-    // such a line is parsed to see that it is not a whole value: reading the first line of
-    // each of many small files with serde_json showed in the time spent on them.
-    matches!(line.last(), Some(b'{' | b'[' | b',' | b':'))
-        && serde_json::from_slice::<IgnoredAny>(line).is_err()
-}
-
-fn trim(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|byte| !byte.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|byte| !byte.is_ascii_whitespace())
-        .map_or(start, |end| end + 1);
-    &bytes[start..end]
 }

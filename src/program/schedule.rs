@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use reasons::formats::store::StoreError;
 use reasons::formats::{
-    self, read_file, read_log, Event, OpenError, Opened, ReadOptions, ReadSummary,
+    self, read_log, Event, OpenError, Opened, ReadOptions, ReadSummary, READ_BUFFER,
 };
 use reasons::jsonl::AlignedBufReader;
 use reasons::reasons_log;
@@ -40,17 +40,12 @@ pub struct SourceOptions {
 /// How many cores one source may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cores {
-    /// One large file is read on every core, in pieces (see [`read_file`]): the one source
+    /// One large file is read on every core, in pieces (see [`formats::Log::read_on_every_core`]): the one source
     /// has the threads to itself.
     All,
     /// The source is read on the calling thread: other sources share the threads.
     One,
 }
-
-/// The read size of a source read on the calling thread (stdin, a followed file, one of many
-/// files), 64 KiB: the block is still in cache when the prefilter searches it, and a buffer
-/// that size is not mapped and unmapped anew for every one of many small files.
-const SOURCE_READ_BUFFER: usize = 64 * 1024;
 
 /// How often a followed file is looked at again once its end is reached.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
@@ -69,28 +64,32 @@ pub fn read_one(
     on_call: &mut dyn FnMut(CallRecord) -> io::Result<()>,
     on_warning: &mut dyn FnMut(String),
 ) -> anyhow::Result<ReadSummary> {
-    // How a file is read is decided once, when it is opened.
-    let (mut store, mut log) = match source {
-        Source::File(path) => match formats::open(path) {
-            Ok(Opened::Store(store)) => (Some(store), None),
-            Ok(Opened::Log(file)) => (None, Some(file)),
-            Err(OpenError::Store(StoreError::NotAStore)) => {
-                on_warning(format!("{}: {}", source.name(), StoreError::NotAStore));
-                return Ok(ReadSummary::default());
-            }
-            Err(OpenError::Store(error)) => return Err(anyhow!("{}: {error}", source.name())),
-            Err(OpenError::Cannot(error)) => {
-                return Err(
-                    anyhow::Error::new(error).context(format!("{}: cannot open", source.name()))
-                )
-            }
-        },
-        Source::Stdin => (None, None),
+    // How a file is read is decided once, when it is opened (or, for a store a folder walk
+    // found, when it was found).
+    let opened = match source {
+        Source::Stdin => None,
+        Source::File(path) => Some(formats::open(path)),
+        Source::Store(found) => Some(match found.take() {
+            Some(store) => Ok(Opened::Store(store)),
+            None => formats::open(found.path()),
+        }),
+    };
+    let opened = match opened {
+        None => None,
+        Some(Ok(opened)) => Some(opened),
+        Some(Err(OpenError::Store(StoreError::NotAStore))) => {
+            on_warning(format!("{}: {}", source.name(), StoreError::NotAStore));
+            return Ok(ReadSummary::default());
+        }
+        Some(Err(OpenError::Store(error))) => return Err(anyhow!("{}: {error}", source.name())),
+        Some(Err(OpenError::Cannot(error))) => {
+            return Err(anyhow::Error::new(error).context(format!("{}: cannot open", source.name())))
+        }
     };
     // A store's records and messages name its table after its path.
-    let name = match &store {
-        Some(store) => format!("{}:{}", source.name(), store.table()),
-        None => source.name(),
+    let name = match &opened {
+        Some(Opened::Store(store)) => format!("{}:{}", source.name(), store.table()),
+        _ => source.name(),
     };
     let mut strict_failure = None;
     // Warnings come from the lines read and from the follower, which reports a truncation.
@@ -116,47 +115,35 @@ pub fn read_one(
             }
         }
     };
-    let result = match source {
-        Source::File(_) if store.is_some() => {
-            let store = store.take().expect("a store");
-            store.read(&source.name(), &options.read, &mut sink)
-        }
-        Source::Stdin => {
+    let result = match opened {
+        Some(Opened::Store(store)) => store.read(&source.name(), &options.read, &mut sink),
+        None => {
             let stdin = io::stdin().lock();
-            let input = AlignedBufReader::with_capacity(
-                SOURCE_READ_BUFFER,
-                WaitHook::new(stdin, before_wait),
-            );
+            let input =
+                AlignedBufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
             read_log(&name, input, &options.read, &mut sink)
         }
-        Source::File(path) => {
-            let file = log.take().expect("a log opened as one");
-            if options.follow {
-                loop {
-                    let follow = Follow::new(&file, &mut *before_wait);
-                    let input = AlignedBufReader::with_capacity(SOURCE_READ_BUFFER, follow);
-                    match read_log(&name, input, &options.read, &mut sink) {
-                        // Rotated by copying and truncating: what is written now is a new log.
-                        Err(error) if Truncated::is(&error) => {
-                            let warning = format!("{name}: truncated; reading it from the start");
-                            (on_warning.borrow_mut())(warning);
-                            (&file).seek(SeekFrom::Start(0))?;
-                        }
-                        result => break result,
-                    }
-                }
-            } else if cores == Cores::All
-                && file.metadata().is_ok_and(|metadata| metadata.is_file())
-            {
-                // Pieces are read through handles of their own. A FIFO (`<(cmd)`) cannot be
-                // opened again once its writer is gone: it is read through this one.
-                drop(file);
-                read_file(&name, path, &options.read, &mut sink)
-            } else {
-                let input = AlignedBufReader::with_capacity(SOURCE_READ_BUFFER, file);
-                read_log(&name, input, &options.read, &mut sink)
+        Some(Opened::Log(log)) if options.follow => {
+            let file = log.file().try_clone()?;
+            let follow = Follow::new(&file, &mut *before_wait);
+            let input = AlignedBufReader::with_capacity(READ_BUFFER, follow);
+            let mut result = log.read_through(input, &name, &options.read, &mut sink);
+            // Rotated by copying and truncating: what is written now is a new log, read from
+            // its start.
+            while result.as_ref().is_err_and(Truncated::is) {
+                let warning = format!("{name}: truncated; reading it from the start");
+                (on_warning.borrow_mut())(warning);
+                (&file).seek(SeekFrom::Start(0))?;
+                let follow = Follow::new(&file, &mut *before_wait);
+                let input = AlignedBufReader::with_capacity(READ_BUFFER, follow);
+                result = read_log(&name, input, &options.read, &mut sink);
             }
+            result
         }
+        Some(Opened::Log(log)) => match cores {
+            Cores::All => log.read_on_every_core(&name, &options.read, &mut sink),
+            Cores::One => log.read(&name, &options.read, &mut sink),
+        },
     };
     if let Some(failure) = strict_failure {
         return Err(anyhow!("{failure} (--strict)"));
@@ -164,11 +151,8 @@ pub fn read_one(
     let on_warning = on_warning.into_inner();
     match &result {
         Ok(summary) => {
-            let head = match source {
-                Source::File(path) => file_head(path),
-                Source::Stdin => None,
-            };
-            malformed.end(&name, summary, head.as_deref(), on_warning);
+            let head = || source.path().and_then(file_head);
+            malformed.end(&name, summary, head, on_warning);
         }
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {}
         Err(_) => malformed.log_seen(on_warning),
@@ -217,19 +201,20 @@ impl MalformedLines {
         }
     }
 
-    /// The source ended; `head` is its first bytes, when it can be read again.
+    /// The source ended; `head` gives its first bytes, when they can be read again (read only
+    /// when a source with no call is to be named as what it looks like).
     fn end(
         mut self,
         name: &str,
         summary: &ReadSummary,
-        head: Option<&[u8]>,
+        head: impl FnOnce() -> Option<Vec<u8>>,
         on_warning: &mut dyn FnMut(String),
     ) {
         if self.count == 0 {
             return;
         }
         if summary.calls == 0 && self.count * 2 > summary.lines {
-            let looks = if self.not_text || head.is_some_and(looks_binary) {
+            let looks = if self.not_text || head().is_some_and(|head| looks_binary(&head)) {
                 "looks binary"
             } else {
                 "not JSON lines"

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
 use rayon::prelude::*;
@@ -18,15 +19,68 @@ pub enum Source {
     Stdin,
     /// A file, shown as the path it was found under.
     File(PathBuf),
+    /// An agent's store a folder walk found: opened to tell it is one, and read through that
+    /// connection rather than opened again.
+    Store(FoundStore),
 }
 
 impl Source {
     /// How records and messages name this source.
     pub fn name(&self) -> String {
-        match self {
-            Source::Stdin => "-".to_owned(),
-            Source::File(path) => path.display().to_string(),
+        match self.path() {
+            None => "-".to_owned(),
+            Some(path) => path.display().to_string(),
         }
+    }
+
+    /// The file it is; `None` for stdin.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::Stdin => None,
+            Source::File(path) => Some(path),
+            Source::Store(found) => Some(&found.path),
+        }
+    }
+}
+
+/// An agent's store found in a folder, and its connection until it is read. Two are the same
+/// source when their paths are.
+#[derive(Clone)]
+pub struct FoundStore {
+    path: PathBuf,
+    store: Arc<Mutex<Option<Store>>>,
+}
+
+impl FoundStore {
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The connection opened when the store was found; `None` once it was taken (the source is
+    /// read again: then it is opened again).
+    pub fn take(&self) -> Option<Store> {
+        self.store.lock().ok()?.take()
+    }
+}
+
+impl std::fmt::Debug for FoundStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("FoundStore").field(&self.path).finish()
+    }
+}
+
+impl PartialEq for FoundStore {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for FoundStore {}
+
+impl std::hash::Hash for FoundStore {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.path.hash(state);
     }
 }
 
@@ -228,7 +282,7 @@ fn expand_one(path: &str, is_dir: Option<bool>, sources: &mut Vec<Source>) -> an
     // A pattern that matches a folder and files inside it (`logs/**`) names them twice: each log
     // is read once, at its first place.
     let mut seen = HashSet::new();
-    matched.retain(|source| seen.insert(source.clone()));
+    matched.retain(|source| seen.insert(source.path().map(Path::to_path_buf)));
     sources.extend(matched);
     Ok(())
 }
@@ -250,20 +304,33 @@ fn literal_prefix(pattern: &str) -> PathBuf {
 /// files that are an agent's store (any other database in the folder is none of ours, and left
 /// unsaid).
 fn walk(dir: &Path, sources: &mut Vec<Source>) -> anyhow::Result<()> {
-    let files = entries(dir)?
-        .into_iter()
-        .filter(|(path, is_dir)| !is_dir && (is_log_file(path) || is_agent_store(path)));
-    sources.extend(files.map(|(path, _)| Source::File(path)));
+    let files = entries(dir)?.into_iter().filter(|(_, is_dir)| !is_dir);
+    sources.extend(files.filter_map(|(path, _)| log_in_folder(path)));
     Ok(())
 }
 
-/// A `.db` file that starts as SQLite does and is, or may be, an agent's store: one SQLite
-/// cannot read (damaged, locked) is kept, so that reading it says what is wrong.
-fn is_agent_store(path: &Path) -> bool {
-    path.extension()
+/// A file a folder walk reads, if it is one: a JSON log by its name, or a `.db` file that starts
+/// as SQLite does and is, or may be, an agent's store. A store is kept open for its reading; one
+/// SQLite cannot read (damaged, locked) is kept as a file, so that reading it says what is wrong.
+fn log_in_folder(path: PathBuf) -> Option<Source> {
+    if is_log_file(&path) {
+        return Some(Source::File(path));
+    }
+    let is_database = path
+        .extension()
         .is_some_and(|extension| extension == STORE_EXTENSION)
-        && store::is_sqlite(path)
-        && !matches!(Store::open(path), Err(StoreError::NotAStore))
+        && store::is_sqlite(&path);
+    if !is_database {
+        return None;
+    }
+    match Store::open(&path) {
+        Ok(store) => Some(Source::Store(FoundStore {
+            path,
+            store: Arc::new(Mutex::new(Some(store))),
+        })),
+        Err(StoreError::NotAStore) => None,
+        Err(StoreError::Sqlite(_)) => Some(Source::File(path)),
+    }
 }
 
 /// Every folder and regular file under `dir` (the current folder when empty), with whether it is

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use crate::util::bounded::run_bounded_within;
 use crate::util::chat_model::{answered, one_call_model};
+use crate::util::cline::cline_auth;
 use crate::util::gateway::Gateway;
 use crate::util::real_parts::{
     part, CLINE, COPILOT, COPILOT_CACHE, KILO, NPM_CACHE, OPENCODE, QWEN_CODE,
@@ -157,30 +158,9 @@ impl Agent {
                 command
             }
             Agent::Cline => {
-                let cline = part(CLINE);
-                let mut auth = Command::new(&cline);
-                auth.args([
-                    "auth",
-                    "--provider",
-                    "openai",
-                    "--apikey",
-                    KEY,
-                    "--modelid",
-                    "gpt-4.1",
-                    "--baseurl",
-                    base_url,
-                ])
-                .current_dir(&work);
-                sandbox.apply(&mut auth);
-                let output = run_bounded_within(auth, AGENT_LIMIT);
+                cline_auth(sandbox, &work, base_url, KEY, AGENT_LIMIT);
                 stop_leftovers(self, sandbox);
-                assert!(
-                    output.status.success(),
-                    "cline auth failed: {}\n{}",
-                    String::from_utf8_lossy(&output.stdout),
-                    String::from_utf8_lossy(&output.stderr)
-                );
-                let mut command = Command::new(&cline);
+                let mut command = Command::new(part(CLINE));
                 command.args(["--json", PROMPT]);
                 sandbox.apply(&mut command);
                 // Without it, Cline starts a hub daemon on the fixed port 25463 that outlives

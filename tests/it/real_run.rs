@@ -20,11 +20,14 @@ use crate::real_more_agents::{
 };
 use crate::util::bounded::run_bounded_within;
 use crate::util::claude_code::{bash_call, scripted, API_KEY, BASH_ID, BASH_REASON, FINAL};
+use crate::util::cline::cline_auth;
+use crate::util::gemini_model::{has_function_response, one_shell_call_model};
 use crate::util::real_parts::{
     part, CLAUDE_CODE, CLINE, CODEX, COPILOT, COPILOT_CACHE, GEMINI_CLI, KILO, NPM_CACHE, OPENCODE,
     QWEN_CODE,
 };
 use crate::util::sandbox::Sandbox;
+use crate::util::tmux::{keep_screen, quoted, Tmux};
 use crate::util::upstream::{declares_tools, Answer, Received, Upstream};
 use crate::util::{arg, read_reasons_log};
 
@@ -279,50 +282,23 @@ fn real_codex_runs_through_reasons_run() {
 const GEMINI_CALL: &str = "gemini_call_1";
 const GEMINI_REASON: &str = "Print a marker to check that the shell works";
 
-/// Whether a Gemini request's history holds a `functionResponse`.
-fn has_function_response(body: &Value) -> bool {
-    body["contents"].as_array().is_some_and(|contents| {
-        contents
-            .iter()
-            .filter_map(|content| content["parts"].as_array())
-            .flatten()
-            .any(|part| part.get("functionResponse").is_some())
-    })
-}
-
 /// A Gemini model that calls `run_shell_command` with a reason, then answers in text once the
 /// history holds the call's response; a request without tools (Gemini CLI's routing) gets text.
-fn gemini_model(request: &Received) -> Answer {
-    let path = request.path.split('?').next().unwrap_or_default();
-    if request.method != "POST" || !path.contains("/models/") {
-        return Answer::Json(404, json!({"error": {"code": 404, "message": "Not found"}}));
-    }
-    let body = request.json();
-    let parts = if !declares_tools(&body) {
-        let verdict = json!({"complexity_reasoning": "One shell command.", "complexity_score": 10});
-        json!([{"text": verdict.to_string()}])
-    } else if has_function_response(&body) {
-        json!([{"text": "Done: the shell ran."}])
-    } else {
-        json!([{"functionCall": {"id": GEMINI_CALL, "name": "run_shell_command",
-            "args": {"command": "printf '%s-%s\\n' shell ran", "description": "Print a marker",
-                "reason": GEMINI_REASON}}}])
-    };
-    let answer = json!({"candidates": [{"content": {"role": "model", "parts": parts},
-        "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}});
-    if path.ends_with(":streamGenerateContent") {
-        Answer::Events(vec![format!("data: {answer}\r\n\r\n").into_bytes()])
-    } else {
-        Answer::Json(200, answer)
-    }
+fn gemini_model() -> impl Fn(&Received) -> Answer + Send + Sync {
+    one_shell_call_model(
+        "printf '%s-%s\\n' shell ran",
+        "Print a marker",
+        GEMINI_REASON,
+        Some(GEMINI_CALL),
+        "Done: the shell ran.",
+    )
 }
 
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_gemini_cli_runs_through_reasons_run() {
     let sandbox = Sandbox::new();
-    let upstream = Upstream::start(gemini_model);
+    let upstream = Upstream::start(gemini_model());
     let home = sandbox.path("home");
     // GOOGLE_GEMINI_BASE_URL makes Gemini CLI assume a gateway login: the settings name the key's.
     let settings = Untouched::write(&[(
@@ -383,7 +359,6 @@ fn more_agents_run(agent: Agent) {
     let upstream = Upstream::start(model_for(agent));
     let model = format!("{}/v1", upstream.url());
     let work = sandbox.path("work");
-    let home = sandbox.path("home");
     // The agent's name for `reasons run`, its program, its arguments, its environment, and the
     // settings files that must stay as they are.
     type Setup = (
@@ -490,24 +465,7 @@ fn more_agents_run(agent: Agent) {
         }
         Agent::Cline => {
             // The person's setup: `cline auth` with the model's base URL.
-            let mut auth = Command::new(part(CLINE));
-            auth.args([
-                "auth",
-                "--provider",
-                "openai",
-                "--apikey",
-                KEY,
-                "--modelid",
-                "gpt-4.1",
-                "--baseurl",
-                &model,
-            ])
-            .current_dir(&work);
-            sandbox.apply(&mut auth);
-            auth.env("CLINE_SESSION_BACKEND_MODE", "local");
-            let output = run_bounded_within(auth, LIMIT);
-            assert!(output.status.success(), "cline auth failed: {output:?}");
-            let providers = home.join(".cline/data/settings/providers.json");
+            let providers = cline_auth(&sandbox, &work, &model, KEY, LIMIT);
             let saved = std::fs::read_to_string(&providers)
                 .unwrap_or_else(|e| panic!("{}: {e}", providers.display()));
             assert!(saved.contains(&model), "{saved}");
@@ -570,91 +528,19 @@ fn real_cline_runs_through_reasons_run() {
 
 // ---- interactive, in a terminal ---------------------------------------------------------------
 
-/// A detached tmux session of its own (its own server socket), read back with `capture-pane`.
-struct Tmux {
-    socket: PathBuf,
-    _dir: tempfile::TempDir,
-}
+/// The width and height of the terminal the interactive runs are in.
+const TERMINAL: (u16, u16) = (160, 50);
 
-impl Tmux {
-    fn start(command: &str) -> Tmux {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = dir.path().join("tmux.sock");
-        let tmux = Tmux { socket, _dir: dir };
-        tmux.run(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "50",
-            command,
-        ]);
-        tmux.run(&["set-option", "-g", "remain-on-exit", "on"]);
-        tmux
-    }
+/// How long an interactive agent may take to show a screen.
+const SCREEN_LIMIT: Duration = Duration::from_secs(120);
 
-    #[track_caller]
-    fn run(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs (Debian's tmux, installed by .ci/real-parts)");
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// The screen once `done` holds for it (kept in `target/NAME.txt` for a person to look at),
-    /// or a failure showing it after two minutes.
-    #[track_caller]
-    fn screen_when(&self, name: &str, done: impl Fn(&str) -> bool) -> String {
-        let deadline = std::time::Instant::now() + Duration::from_secs(120);
-        loop {
-            let screen = self.run(&["capture-pane", "-p"]);
-            if done(&screen) {
-                let kept = crate::util::root()
-                    .join("target")
-                    .join(format!("{name}.txt"));
-                let _ = std::fs::write(kept, &screen);
-                return screen;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the screen never showed {name}:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys"];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
-    }
-}
-
-/// A word for the shell.
-fn quoted(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
+/// The screen once `done` holds for it (kept under `target/screens/NAME.txt` for a person to
+/// look at), or a failure showing it after two minutes.
+#[track_caller]
+fn screen_when(tmux: &Tmux, name: &str, done: impl Fn(&str) -> bool) -> String {
+    let screen = tmux.screen_within(name, SCREEN_LIMIT, done);
+    keep_screen(name, &screen);
+    screen
 }
 
 #[test]
@@ -717,20 +603,21 @@ fn real_claude_code_interactive_through_reasons_run_shows_the_reason_and_ends_wi
         &script,
         format!(
             "cd {}\nenv -i {} {} run claude --program {} -- --permission-mode default {}\necho \"exit status $?\"\n",
-            quoted(&work.to_string_lossy()),
+            quoted(&work),
             assignments.join(" "),
             quoted(env!("CARGO_BIN_EXE_reasons")),
-            quoted(&part(CLAUDE_CODE).to_string_lossy()),
+            quoted(part(CLAUDE_CODE)),
             quoted("Create the marker in the shell"),
         ),
     )
     .unwrap();
-    let tmux = Tmux::start(&format!("bash {}", quoted(&script.to_string_lossy())));
+    let (width, height) = TERMINAL;
+    let tmux = Tmux::start(&format!("bash {}", quoted(&script)), width, height);
 
     // Claude Code's own dialog for the command. A hook that asks (`reasons hook claude-code`
     // "in the prompt") puts the reason inside it; one that only tells shows it beside the call
     // once it ran.
-    let dialog = tmux.screen_when("real-run-claude-dialog", |screen| {
+    let dialog = screen_when(&tmux, "real-run-claude-dialog", |screen| {
         screen.contains("Do you want to proceed?")
     });
     assert!(dialog.contains("touch approved-marker"), "{dialog}");
@@ -739,7 +626,7 @@ fn real_claude_code_interactive_through_reasons_run_shows_the_reason_and_ends_wi
         assert!(dialog.contains(REASON), "{dialog}");
     }
     tmux.keys(&["Enter"]);
-    let after = tmux.screen_when("real-run-claude-after", |screen| {
+    let after = screen_when(&tmux, "real-run-claude-after", |screen| {
         screen.contains(FINAL) && (asked || screen.contains(REASON))
     });
     assert!(work.join("approved-marker").exists(), "{after}");
@@ -754,7 +641,7 @@ fn real_claude_code_interactive_through_reasons_run_shows_the_reason_and_ends_wi
         "reasons: 1 call, 1 with a reason, coverage 100.0%; reasons log {}",
         log.display()
     );
-    let end = tmux.screen_when("real-run-claude-end", |screen| {
+    let end = screen_when(&tmux, "real-run-claude-end", |screen| {
         screen.contains("exit status ")
     });
     let flat = end.replace('\n', "");
@@ -776,19 +663,24 @@ fn watch_inside_tmux_opens_reasons_watch_beside_the_agent_and_closes_it_after() 
         &agent,
         format!(
             "#!/bin/bash\nwhile [ ! -e {} ]; do sleep 0.1; done\n",
-            quoted(&sandbox.path("end").to_string_lossy())
+            quoted(sandbox.path("end"))
         ),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
     let log = sandbox.path("state").join("reasons.jsonl");
-    let tmux = Tmux::start(&format!(
-        "{} run claude --program {} --reasons-log {} --watch; echo \"exit status $?\"",
-        quoted(env!("CARGO_BIN_EXE_reasons")),
-        quoted(&agent.to_string_lossy()),
-        quoted(&log.to_string_lossy()),
-    ));
+    let (width, height) = TERMINAL;
+    let tmux = Tmux::start(
+        &format!(
+            "{} run claude --program {} --reasons-log {} --watch; echo \"exit status $?\"",
+            quoted(env!("CARGO_BIN_EXE_reasons")),
+            quoted(&agent),
+            quoted(&log),
+        ),
+        width,
+        height,
+    );
     let panes = || tmux.run(&["list-panes", "-F", "#{pane_id} #{pane_current_command}"]);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while panes().lines().count() < 2 {
@@ -807,7 +699,7 @@ fn watch_inside_tmux_opens_reasons_watch_beside_the_agent_and_closes_it_after() 
     let active = tmux.run(&["display-message", "-p", "#{pane_at_top}"]);
     assert_eq!(active.trim(), "1");
     std::fs::write(sandbox.path("end"), "").unwrap();
-    let end = tmux.screen_when("real-run-watch-end", |screen| {
+    let end = screen_when(&tmux, "real-run-watch-end", |screen| {
         screen.contains("exit status")
     });
     assert!(end.contains("exit status 0"), "{end}");
@@ -836,23 +728,24 @@ fn real_codex_interactive_through_reasons_run_asks_to_trust_the_hook_which_then_
         &script,
         format!(
             "cd {}\nexport HOME={} XDG_STATE_HOME={} OPENAI_BASE_URL={}/v1 OPENAI_API_KEY=sk-x TERM=xterm-256color\n{} run codex --program {} -- 'Print the marker in the shell'\necho \"exit status $?\"\n",
-            quoted(&work.to_string_lossy()),
-            quoted(&home.to_string_lossy()),
-            quoted(&sandbox.path("state").to_string_lossy()),
+            quoted(&work),
+            quoted(&home),
+            quoted(sandbox.path("state")),
             upstream.url(),
             quoted(env!("CARGO_BIN_EXE_reasons")),
-            quoted(&part(CODEX).to_string_lossy()),
+            quoted(part(CODEX)),
         ),
     )
     .unwrap();
-    let tmux = Tmux::start(&format!("bash {}", quoted(&script.to_string_lossy())));
+    let (width, height) = TERMINAL;
+    let tmux = Tmux::start(&format!("bash {}", quoted(&script)), width, height);
     // Codex's own review of a hook it has not trusted yet: the person trusts it ("Trust all
     // and continue"). Codex 0.171 then offers a newer model: the person keeps the configured one.
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     let mut trusted = false;
     let shown = loop {
         std::thread::sleep(Duration::from_millis(700));
-        let screen = tmux.run(&["capture-pane", "-p"]);
+        let screen = tmux.screen();
         if screen.contains("Done: the shell ran.") {
             break screen;
         }
@@ -865,10 +758,7 @@ fn real_codex_interactive_through_reasons_run_asks_to_trust_the_hook_which_then_
         }
     };
     assert!(trusted, "Codex never asked to trust the hook");
-    let _ = std::fs::write(
-        crate::util::root().join("target/real-run-codex-reason.txt"),
-        &shown,
-    );
+    keep_screen("real-run-codex-reason", &shown);
     assert!(
         shown.contains(&format!("Hook · model's reason for Bash: {CODEX_REASON}")),
         "{shown}"
@@ -876,7 +766,7 @@ fn real_codex_interactive_through_reasons_run_asks_to_trust_the_hook_which_then_
     tmux.keys(&["C-c"]);
     std::thread::sleep(Duration::from_millis(300));
     tmux.keys(&["C-c"]);
-    let end = tmux.screen_when("real-run-codex-end", |screen| {
+    let end = screen_when(&tmux, "real-run-codex-end", |screen| {
         screen.contains("exit status")
     });
     let summary = format!(

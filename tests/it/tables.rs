@@ -153,8 +153,7 @@ fn stats_tables_are_laid_out_at_80_and_160_columns() {
         let by_file = run_at(width, &["stats", "--by", "file", "samples"]);
         golden(&format!("stats-by-file.{width}.txt"), &by_file.stdout);
     }
-    // At 80 columns the numbers alone are wider than the terminal: the table is left whole
-    // rather than squeezed. At 160 a path is on one line.
+    // At 160 every column is shown and a path is on one line.
     let wide = run_at(160, &["stats", "--by", "file", "samples"]).stdout;
     assert!(
         wide.contains(" samples/gemini-cli-session.jsonl "),
@@ -169,6 +168,90 @@ fn stats_tables_are_laid_out_at_80_and_160_columns() {
         "{sessions}"
     );
     golden("stats-by-session.110.txt", &sessions);
+}
+
+/// The header row of a `stats` table: its first line's words.
+fn stats_header(text: &str) -> Vec<String> {
+    let first = text.lines().next().unwrap_or_default();
+    first
+        .split("   ")
+        .map(str::trim)
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_stats_table_at_80_columns_fits_leaving_out_the_least_needed_columns_and_says_which() {
+    for args in [&["stats", "samples"][..], &["stats", "--lint", "samples"]] {
+        let narrow = run_at(80, args);
+        assert_eq!(narrow.code, 0, "{}", narrow.stderr);
+        assert_fits(&narrow.stdout, 80);
+        let header = stats_header(&narrow.stdout);
+        for kept in ["tool", "calls", "missing", "coverage"] {
+            assert!(
+                header.contains(&kept.to_owned()),
+                "{kept}: {}",
+                narrow.stdout
+            );
+        }
+        assert!(
+            !header.contains(&"median len".to_owned()),
+            "{}",
+            narrow.stdout
+        );
+        let said = narrow.stdout.lines().last().unwrap_or_default();
+        assert!(
+            said.starts_with("not shown at 80 columns: ") && said.contains("median len"),
+            "{}",
+            narrow.stdout
+        );
+        // The rows still say what the whole table says of the calls and their coverage.
+        let whole = run_at(140, args).stdout;
+        let cells = |text: &str, tool: &str| -> Vec<String> {
+            let header = stats_header(text);
+            let row = text
+                .lines()
+                .find(|line| line.starts_with(&format!(" {tool} ")))
+                .unwrap();
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            ["calls", "coverage"]
+                .iter()
+                .map(|name| cells[header.iter().position(|h| h == name).unwrap()].to_owned())
+                .collect()
+        };
+        for tool in ["read_file", "bash", "total"] {
+            assert_eq!(cells(&narrow.stdout, tool), cells(&whole, tool), "{tool}");
+        }
+    }
+    golden(
+        "stats-lint.80.txt",
+        &run_at(80, &["stats", "--lint", "samples"]).stdout,
+    );
+}
+
+#[test]
+fn a_stats_table_is_whole_at_140_columns_and_in_a_pipe_with_no_width_known() {
+    let wide = run_at(140, &["stats", "samples"]).stdout;
+    assert_eq!(wide, run_at(160, &["stats", "samples"]).stdout);
+    assert!(!wide.contains("not shown"), "{wide}");
+    assert_fits(&wide, 140);
+    let lint = run_at(140, &["stats", "--lint", "samples"]).stdout;
+    assert!(
+        stats_header(&lint).contains(&"flagged".to_owned()),
+        "{lint}"
+    );
+    assert!(
+        stats_header(&lint).contains(&"median len".to_owned()),
+        "{lint}"
+    );
+    // Stdout a pipe and no `$COLUMNS`: whatever the terminal around, the table is whole.
+    let piped = reasons()
+        .args(["stats", "samples"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&piped.stdout), wide);
 }
 
 #[test]

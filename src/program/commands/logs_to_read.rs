@@ -61,9 +61,10 @@ pub fn logs_to_read(input: InputArgs, needs: Needs) -> anyhow::Result<LogsToRead
     }
     let reasons = read_reasons_logs(&logs)?;
     // A reasons log is never read as a session log, even from a folder that holds it.
-    let is_reasons_log = |source: &Source| match source {
-        Source::File(path) => logs.iter().any(|log| same_file(log, path)),
-        Source::Stdin => false,
+    let is_reasons_log = |source: &Source| {
+        source
+            .path()
+            .is_some_and(|path| logs.iter().any(|log| same_file(log, path)))
     };
     let sources = expanded
         .sources

@@ -38,7 +38,7 @@ use reasons::stats::GroupBy;
 use reasons::stream::Options;
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::output::{CheckFormat, ExtractFormat, StatsFormat, WriterOptions};
+use crate::program::output::{CheckFormat, ExtractFormat, StatsFormat, TableWidth, WriterOptions};
 use crate::program::sources::Source;
 
 /// Runs one parsed command.
@@ -254,12 +254,23 @@ fn patterns(globs: &[String], option: &str) -> anyhow::Result<Vec<glob::Pattern>
 /// The width a table is laid out to: `$COLUMNS` when it is set (as `ls` reads it, so a script
 /// or a test can choose), else the terminal's, else 100.
 fn terminal_width() -> u16 {
+    columns_variable()
+        .or_else(|| comfy_table::Table::new().width())
+        .unwrap_or(100)
+}
+
+/// `$COLUMNS`, when it is set to a width.
+fn columns_variable() -> Option<u16> {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|columns| columns.trim().parse().ok())
         .filter(|&columns| columns > 0)
-        .or_else(|| comfy_table::Table::new().width())
-        .unwrap_or(100)
+}
+
+/// Whether the output is known to be read at [`terminal_width`]: `$COLUMNS` is set, or stdout is
+/// the terminal. (A pipe's reader may be a file, whatever the terminal around it.)
+fn width_is_known() -> bool {
+    columns_variable().is_some() || io::stdout().is_terminal()
 }
 
 fn extract_options(
@@ -358,7 +369,10 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
             cli::StatsFormat::Csv => StatsFormat::Csv,
         },
         min_coverage: args.min_coverage,
-        width: terminal_width(),
+        width: TableWidth {
+            columns: terminal_width(),
+            known: width_is_known(),
+        },
         merge,
         lint: args.lint.then_some(reasons::lint::Limits {
             max_len: args.max_len,
@@ -379,10 +393,10 @@ fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
     )?;
     if let Some(output) = &output {
         // A log named as the page would be replaced by it.
-        let names_a_log = logs.sources.iter().any(|source| match source {
-            Source::File(path) => same_file(path, output),
-            Source::Stdin => false,
-        });
+        let names_a_log = logs
+            .sources
+            .iter()
+            .any(|source| source.path().is_some_and(|path| same_file(path, output)));
         if names_a_log {
             bail!("-o {}: is a log this page reads", output.display());
         }

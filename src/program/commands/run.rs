@@ -931,9 +931,10 @@ fn calls_of_the_run(
     let sources: Vec<Source> = found
         .sources
         .into_iter()
-        .filter(|source| match source {
-            Source::File(path) => modified_since(path, since),
-            Source::Stdin => false,
+        .filter(|source| {
+            source
+                .path()
+                .is_some_and(|path| modified_since(path, since))
         })
         .collect();
     let options = SourceOptions {

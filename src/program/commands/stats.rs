@@ -9,7 +9,7 @@ use reasons::stats::{percent, GroupBy, Report, Tally};
 
 use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
-use crate::program::output::{report_writer, StatsFormat};
+use crate::program::output::{report_writer, StatsFormat, TableWidth};
 use crate::program::schedule::read_each_in_order;
 use crate::program::sources::Source;
 
@@ -19,7 +19,7 @@ pub struct Options {
     pub format: StatsFormat,
     pub min_coverage: Option<f64>,
     /// The width a table is laid out to.
-    pub width: u16,
+    pub width: TableWidth,
     /// Whether the sources are earlier JSON reports to add up, rather than logs.
     pub merge: bool,
     /// Count the reasons `check --lint` would flag, with these limits.
@@ -105,9 +105,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
 
 fn read_report(source: &Source) -> anyhow::Result<Report> {
     let name = source.name();
-    let text = match source {
-        Source::Stdin => io::read_to_string(io::stdin()),
-        Source::File(path) => std::fs::read_to_string(path),
+    let text = match source.path() {
+        None => io::read_to_string(io::stdin()),
+        Some(path) => std::fs::read_to_string(path),
     }
     .with_context(|| format!("{name}: cannot read"))?;
     serde_json::from_str(&text)

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use reasons::stats::{percent, Counts, Report};
 
 use super::cells::csv_field;
-use super::table::{display_width, layout, write_table, Column, Fit};
+use super::table::{display_width, layout, table_width, write_table, Column, Fit};
 use super::writer::Writer;
 
 /// Output formats of `stats`.
@@ -21,11 +21,20 @@ pub enum StatsFormat {
     Csv,
 }
 
+/// The width a `stats` table is laid out to.
+#[derive(Debug, Clone, Copy)]
+pub struct TableWidth {
+    pub columns: u16,
+    /// Whether the table is known to be read at that width (`$COLUMNS` is set, or stdout is the
+    /// terminal): only then are columns left out to fit it. Elsewhere the table is whole.
+    pub known: bool,
+}
+
 /// Writes a whole report in one of `stats`'s formats.
 pub struct ReportWriter {
     pub format: StatsFormat,
     /// The width a table is laid out to.
-    pub width: u16,
+    pub width: TableWidth,
 }
 
 impl Writer<Report> for ReportWriter {
@@ -35,7 +44,7 @@ impl Writer<Report> for ReportWriter {
                 serde_json::to_writer(&mut *out, report).map_err(io::Error::other)?;
                 writeln!(out)
             }
-            StatsFormat::Table => write_stats_table(report, usize::from(self.width), out),
+            StatsFormat::Table => write_stats_table(report, self.width, out),
             StatsFormat::Markdown => write_markdown(report, out),
             StatsFormat::Csv => write_csv(report, out),
         }
@@ -116,8 +125,24 @@ fn footer(report: &Report) -> String {
     )
 }
 
-/// The key column wraps (a long path, say) and the numbers keep their width.
-fn write_stats_table(report: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
+/// The columns of the numbers left out of a table too wide for the terminal, the first first:
+/// what `--format csv` or a wider terminal still shows. The key, the calls and the coverage are
+/// never left out; `flagged`, asked for with `--lint`, goes last.
+const LEFT_OUT_FIRST: [&str; 8] = [
+    "median len",
+    "declared",
+    "freeform",
+    "invalid",
+    "blank",
+    "present",
+    "missing",
+    FLAGGED,
+];
+
+/// The key column wraps (a long path, say) and the numbers keep their width. On a terminal (or
+/// `$COLUMNS`) too narrow for every column, the least needed are left out until it fits, and a
+/// last line says which.
+fn write_stats_table(report: &Report, width: TableWidth, out: &mut dyn Write) -> io::Result<()> {
     let header = header(report);
     let flagged = report.totals.lint_flagged.map(|_| FLAGGED);
     let mut columns: Vec<Column> = COLUMNS[..9]
@@ -152,9 +177,84 @@ fn write_stats_table(report: &Report, width: usize, out: &mut dyn Write) -> io::
                 .unwrap_or(0)
         })
         .collect();
-    let widths = layout(width, &columns, &wants);
-    write_table(out, &columns, &widths, true, rows)?;
-    writeln!(out, "{}", footer(report))
+    let columns_wide = usize::from(width.columns);
+    let shown = if width.known {
+        shown_columns(&columns, &wants, columns_wide)
+    } else {
+        vec![true; columns.len()]
+    };
+    let kept = |cells: Vec<String>| -> Vec<String> {
+        cells
+            .into_iter()
+            .zip(&shown)
+            .filter_map(|(cell, &shown)| shown.then_some(cell))
+            .collect()
+    };
+    let left_out: Vec<&str> = columns
+        .iter()
+        .zip(&shown)
+        .filter_map(|(column, &shown)| (!shown).then_some(column.header))
+        .collect();
+    let columns = kept_columns(&columns, &shown);
+    let wants: Vec<usize> = wants
+        .into_iter()
+        .zip(&shown)
+        .filter_map(|(want, &shown)| shown.then_some(want))
+        .collect();
+    let widths = layout(columns_wide, &columns, &wants);
+    write_table(out, &columns, &widths, true, rows.into_iter().map(kept))?;
+    writeln!(out, "{}", footer(report))?;
+    if !left_out.is_empty() {
+        let said = format!(
+            "not shown at {columns_wide} columns: {}",
+            left_out.join(", ")
+        );
+        let hint = " (see --format csv)";
+        if display_width(&said) + hint.len() <= columns_wide {
+            writeln!(out, "{said}{hint}")?;
+        } else {
+            writeln!(out, "{said}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Which columns a table `width` wide shows: every one when the table fits at its least widths,
+/// else all but the first few of [`LEFT_OUT_FIRST`], as few as it takes. When even the key,
+/// the calls and the coverage do not fit, every column is shown and the terminal folds the lines.
+fn shown_columns(columns: &[Column], wants: &[usize], width: usize) -> Vec<bool> {
+    let mut shown = vec![true; columns.len()];
+    let fits = |shown: &[bool]| {
+        let kept = kept_columns(columns, shown);
+        let wants: Vec<usize> = wants
+            .iter()
+            .zip(shown)
+            .filter_map(|(&want, &shown)| shown.then_some(want))
+            .collect();
+        let widths = layout(width, &kept, &wants);
+        table_width(&widths) <= width
+    };
+    for header in LEFT_OUT_FIRST {
+        if fits(&shown) {
+            return shown;
+        }
+        if let Some(at) = columns.iter().position(|column| column.header == header) {
+            shown[at] = false;
+        }
+    }
+    if fits(&shown) {
+        shown
+    } else {
+        vec![true; columns.len()]
+    }
+}
+
+fn kept_columns(columns: &[Column], shown: &[bool]) -> Vec<Column> {
+    columns
+        .iter()
+        .zip(shown)
+        .filter_map(|(column, &shown)| shown.then_some(*column))
+        .collect()
 }
 
 fn write_markdown(report: &Report, out: &mut dyn Write) -> io::Result<()> {

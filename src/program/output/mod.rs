@@ -13,7 +13,7 @@ mod writer;
 
 use reasons::stats::Report;
 
-pub use coverage::StatsFormat;
+pub use coverage::{StatsFormat, TableWidth};
 pub use findings::{CheckFormat, Finding};
 pub use records::{record_writer, ExtractFormat, WriterOptions};
 pub use writer::Writer;
@@ -24,6 +24,6 @@ pub fn finding_writer(format: CheckFormat) -> Box<dyn Writer<Finding>> {
 }
 
 /// The writer of a `stats` report for `format`, a table laid out `width` characters wide.
-pub fn report_writer(format: StatsFormat, width: u16) -> Box<dyn Writer<Report>> {
+pub fn report_writer(format: StatsFormat, width: TableWidth) -> Box<dyn Writer<Report>> {
     Box::new(coverage::ReportWriter { format, width })
 }

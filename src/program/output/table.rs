@@ -24,7 +24,7 @@ const PADDING: usize = 2;
 
 /// The width of a table whose columns' contents are `widths` wide: their padding, and a space
 /// between one column and the next.
-fn table_width(widths: &[usize]) -> usize {
+pub fn table_width(widths: &[usize]) -> usize {
     widths.iter().sum::<usize>() + (PADDING + 1) * widths.len() - 1
 }
 

@@ -13,6 +13,7 @@
 //! - [`bounded`]: running a program with a deadline, as every real part is;
 //! - [`chat_model`]: a scripted Chat Completions model that makes one call;
 //! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
+//! - [`cline`]: Cline's one-time setup, `cline auth`, as a person runs it;
 //! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
 //! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
 //! - [`report_page`]: reading the page `reasons report` writes;
@@ -29,6 +30,8 @@ pub mod bounded;
 pub mod chat_model;
 #[cfg(unix)]
 pub mod claude_code;
+#[cfg(unix)]
+pub mod cline;
 pub mod gateway;
 pub mod gemini_model;
 #[cfg(unix)]

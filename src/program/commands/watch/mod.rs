@@ -145,7 +145,9 @@ fn follow_sessions(paths: Vec<String>, sender: SyncSender<Arrival>) {
                 }
             };
             for source in found.sources {
-                let Source::File(path) = source else { continue };
+                let Some(path) = source.path().map(Path::to_path_buf) else {
+                    continue;
+                };
                 if followed.contains(&path) {
                     continue;
                 }
@@ -157,8 +159,8 @@ fn follow_sessions(paths: Vec<String>, sender: SyncSender<Arrival>) {
                             .map_or(true, |age| age < RECENT)
                     });
                 if named_files.contains(&path) || recent {
-                    followed.insert(path.clone());
-                    follow_session(path, sender.clone());
+                    followed.insert(path);
+                    follow_session(source, sender.clone());
                 }
             }
             // The thread lives as long as `watch`: it ends with the process.
@@ -168,7 +170,7 @@ fn follow_sessions(paths: Vec<String>, sender: SyncSender<Arrival>) {
 }
 
 /// Follows one session log from its start (its first lines name its session) as it grows.
-fn follow_session(path: PathBuf, sender: SyncSender<Arrival>) {
+fn follow_session(source: Source, sender: SyncSender<Arrival>) {
     std::thread::spawn(move || {
         let options = SourceOptions {
             read: ReadOptions {
@@ -178,7 +180,6 @@ fn follow_session(path: PathBuf, sender: SyncSender<Arrival>) {
             follow: true,
             ..SourceOptions::default()
         };
-        let source = Source::File(path);
         let gone = || io::Error::new(io::ErrorKind::BrokenPipe, "watch ended");
         let result = read_one(
             &source,
