@@ -1,8 +1,10 @@
 //! The reasons log followed from its last lines on, line by line: what `watch` reads.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::followed_file::{FollowedFile, Step};
 
 /// How far back [`Tail::from_last_lines`] looks for the lines it starts at.
 pub const TAIL_FROM_END: u64 = 8 << 20;
@@ -11,29 +13,20 @@ pub const TAIL_FROM_END: u64 = 8 << 20;
 ///
 /// It reads only what is new at each [`Tail::read_new`], never the whole log, so starting on a log
 /// of any length costs the same. Lines are handed on whole: several writers append one line per
-/// write, and a line not yet ended waits for its end. A log truncated under it (rotated by
-/// copying and truncating) is read again from its start, even when it has grown past the old end
-/// before it is looked at again (the last bytes read are no longer where they were); a log
-/// replaced by another file (rotated by renaming) is read to its end, then the new file from its
-/// start: no line is lost or read twice.
+/// write, and a line not yet ended waits for its end. The file is followed by the crate's one
+/// follower ([`FollowedFile`]): truncated, it is read again from its start; replaced, it is read
+/// to its end, then the new file from its start. A line begun before either never ends, and is
+/// dropped.
 #[derive(Debug)]
 pub struct Tail {
-    path: PathBuf,
-    file: Option<File>,
-    /// How far the open file has been read.
-    position: u64,
+    followed: FollowedFile,
     /// The start of a line whose end has not been written yet.
     partial: Vec<u8>,
-    /// The last bytes before `position`, as they were read: a file that no longer holds them
-    /// there was truncated and written again.
-    seen: Vec<u8>,
 }
 
-/// How many of the last bytes read a [`Tail`] checks are still in place.
-const SEEN: usize = 64;
-
-/// How much a [`Tail`] reads at once.
-const READ_AT_ONCE: u64 = 1 << 20;
+/// How much a [`Tail`] reads at once: memory stays flat however much was written since the last
+/// look.
+const READ_AT_ONCE: usize = 1 << 20;
 
 /// The longest line a [`Tail`] waits for the end of: a longer one is no record, and is dropped.
 const LONGEST_LINE: usize = 16 << 20;
@@ -42,90 +35,40 @@ impl Tail {
     /// Follows `path` from the start of its last `lines` lines (looking back at most
     /// [`TAIL_FROM_END`] bytes). A log that does not exist yet is followed from when it appears.
     pub fn from_last_lines(path: &Path, lines: usize) -> io::Result<Tail> {
-        let mut tail = Tail {
-            path: path.to_owned(),
-            file: None,
-            position: 0,
-            partial: Vec::new(),
-            seen: Vec::new(),
-        };
-        let mut file = match File::open(path) {
-            Ok(file) => file,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(tail),
+        let followed = match File::open(path) {
+            Ok(mut file) => {
+                let start = start_of_last_lines(&mut file, lines)?;
+                FollowedFile::from(path, file, start)?
+            }
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                FollowedFile::not_there_yet(path)
+            }
             Err(error) => return Err(error),
         };
-        tail.position = start_of_last_lines(&mut file, lines)?;
-        let before = tail.position.saturating_sub(SEEN as u64);
-        file.seek(SeekFrom::Start(before))?;
-        (&mut file)
-            .take(tail.position - before)
-            .read_to_end(&mut tail.seen)?;
-        tail.file = Some(file);
-        Ok(tail)
+        Ok(Tail {
+            followed,
+            partial: Vec::new(),
+        })
     }
 
     /// Where the log is.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.followed.path()
     }
 
     /// Hands each complete line written since the last call to `on_line` (without its line end),
     /// and returns how many there were.
     pub fn read_new(&mut self, on_line: &mut dyn FnMut(&[u8])) -> io::Result<usize> {
         let mut count = 0;
+        // Allocated zeroed for each look (fresh pages, touched only where a read writes) and
+        // dropped after it: a burst's buffer is not kept resident while the log is quiet.
+        let mut buffer = vec![0; READ_AT_ONCE];
         loop {
-            let Some(file) = &mut self.file else {
-                match File::open(&self.path) {
-                    Ok(file) => {
-                        self.file = Some(file);
-                        self.position = 0;
-                        self.seen.clear();
-                        continue;
-                    }
-                    Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(count),
-                    Err(error) => return Err(error),
-                }
-            };
-            let length = file.metadata()?.len();
-            if length < self.position {
-                // Truncated: what is there now was written after the truncation.
-                self.position = 0;
-                self.partial.clear();
-                self.seen.clear();
+            match self.followed.read(&mut buffer)? {
+                Step::Read(read) => count += self.split_lines(&buffer[..read], on_line),
+                Step::StartedOver(_) => self.partial.clear(),
+                Step::AtEnd => return Ok(count),
             }
-            if length > self.position {
-                let checked = self.seen.len() as u64;
-                file.seek(SeekFrom::Start(self.position - checked))?;
-                let mut block = Vec::new();
-                // A burst of writes is read a piece at a time: memory stays flat however much
-                // was written since the last look.
-                let new = (length - self.position).min(READ_AT_ONCE);
-                (&mut *file).take(new + checked).read_to_end(&mut block)?;
-                if block.get(..self.seen.len()) != Some(&self.seen[..]) {
-                    // Truncated and written again past the old end: all of it is new.
-                    self.position = 0;
-                    self.partial.clear();
-                    self.seen.clear();
-                    continue;
-                }
-                let block = &block[self.seen.len()..];
-                self.position += block.len() as u64;
-                self.seen.extend_from_slice(block);
-                let keep_from = self.seen.len().saturating_sub(SEEN);
-                self.seen.drain(..keep_from);
-                count += self.split_lines(block, on_line);
-                if self.position < length {
-                    continue;
-                }
-            }
-            // Renamed away and replaced: this file is read to its end (above), then the new one.
-            if self.replaced()? {
-                self.file = None;
-                self.partial.clear();
-                self.seen.clear();
-                continue;
-            }
-            return Ok(count);
         }
     }
 
@@ -148,29 +91,6 @@ impl Tail {
             self.partial.clear();
         }
         count
-    }
-
-    /// Whether the path now names another file than the one open.
-    fn replaced(&self) -> io::Result<bool> {
-        let Some(file) = &self.file else {
-            return Ok(false);
-        };
-        let open = file.metadata()?;
-        let named = match fs::metadata(&self.path) {
-            Ok(named) => named,
-            // Renamed away and not yet replaced: keep reading the open one.
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(error) => return Err(error),
-        };
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            Ok((open.dev(), open.ino()) != (named.dev(), named.ino()))
-        }
-        #[cfg(not(unix))]
-        {
-            Ok(named.len() < open.len())
-        }
     }
 }
 
@@ -216,6 +136,8 @@ fn start_of_last_lines(file: &mut File, lines: usize) -> io::Result<u64> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use serde_json::json;
 
     use super::*;
@@ -280,7 +202,7 @@ mod tests {
             .map(|n| format!("{{\"n\":{n},\"pad\":\"{}\"}}", "p".repeat((n * 131) % 2000)))
             .collect();
         let mut text = lines.join("\n");
-        assert!(text.len() as u64 > 3 * READ_AT_ONCE);
+        assert!(text.len() > 3 * READ_AT_ONCE);
         fs::write(&path, &text).unwrap();
         let mut seen = Vec::new();
         let mut read = |tail: &mut Tail| {
