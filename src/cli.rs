@@ -220,8 +220,9 @@ pub struct ExtractArgs {
     #[arg(long)]
     pub arguments: bool,
 
-    /// Keep reading files as they grow, like `tail -f`. A file truncated in place (rotated with
-    /// copytruncate) is read again from its start.
+    /// Keep reading the file as it grows, like `tail -F`. A file truncated in place (rotated with
+    /// copytruncate) is read again from its start; one replaced by another file (rotated by
+    /// renaming) is read to its end, then the new one from its start.
     #[arg(long)]
     pub follow: bool,
 

@@ -90,6 +90,7 @@ pub mod apis;
 pub mod cli;
 mod dates;
 pub mod envelope;
+pub mod followed_file;
 pub mod formats;
 pub mod gateway;
 mod json;

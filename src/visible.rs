@@ -73,23 +73,32 @@ fn is_bidi_control(c: char) -> bool {
 
 /// `text` on one line at most `width` columns wide (a wide character counts two), with `…` in
 /// the last column where something was left out: the one way every view cuts a text to fit
-/// (`extract`'s table, what a call touched, the page's chart labels).
+/// (`extract`'s table, what a call touched, the page's chart labels and its folded arguments).
 pub fn cut_to(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_owned();
     }
-    let mut cut = String::new();
-    let mut used = 0;
-    for character in text.chars() {
-        let wide = character.width().unwrap_or(0);
-        if used + wide + 1 > width {
-            break;
-        }
-        used += wide;
-        cut.push(character);
-    }
+    let Some(room) = width.checked_sub(1) else {
+        return String::from('…');
+    };
+    let mut cut = opening_within(text, room).to_owned();
     cut.push('…');
     cut
+}
+
+/// The longest opening of `text` at most `width` columns wide: what [`cut_to`] keeps before its
+/// `…`, for a view that puts the mark itself (the page shows a folded string's opening quoted,
+/// the mark after the quote).
+pub fn opening_within(text: &str, width: usize) -> &str {
+    let mut used = 0;
+    for (at, character) in text.char_indices() {
+        let wide = character.width().unwrap_or(0);
+        if used + wide > width {
+            return &text[..at];
+        }
+        used += wide;
+    }
+    text
 }
 
 #[cfg(test)]
@@ -123,6 +132,21 @@ mod tests {
         assert_eq!(cut_to("abcdef", 4), "abc…");
         assert_eq!(cut_to("日本語のテキスト", 7), "日本語…");
         assert_eq!(cut_to("日本語のテキスト", 7).width(), 7);
+        assert_eq!(cut_to("abc", 0), "…");
+    }
+
+    #[test]
+    fn an_opening_is_what_a_cut_keeps() {
+        assert_eq!(opening_within("abcdef", 3), "abc");
+        assert_eq!(opening_within("abc", 9), "abc");
+        assert_eq!(opening_within("日本語", 5), "日本");
+        for (text, width) in [("abcdef", 4), ("日本語のテキスト", 7), ("a\u{301}bc", 2)] {
+            assert_eq!(
+                cut_to(text, width),
+                format!("{}…", opening_within(text, width - 1)),
+                "{text}"
+            );
+        }
     }
 
     #[test]

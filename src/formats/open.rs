@@ -84,6 +84,16 @@ impl Log {
         &self.file
     }
 
+    /// The path it was opened at.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether it is a regular file (one that can grow, or be opened again), not a FIFO.
+    pub fn is_regular(&self) -> bool {
+        self.regular
+    }
+
     /// Reads the log on this thread, handing each event to `sink` as [`super::read_log`] does.
     pub fn read(
         self,

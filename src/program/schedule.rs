@@ -7,12 +7,13 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
+use reasons::followed_file::{FollowedFile, StartOver, Step};
 use reasons::formats::store::StoreError;
 use reasons::formats::{
     self, read_log, Event, OpenError, Opened, ReadOptions, ReadSummary, READ_BUFFER,
@@ -92,7 +93,8 @@ pub fn read_one(
         _ => source.name(),
     };
     let mut strict_failure = None;
-    // Warnings come from the lines read and from the follower, which reports a truncation.
+    // Warnings come from the lines read and from the follower, which reports a truncation or a
+    // replacement.
     let on_warning = RefCell::new(on_warning);
     let mut malformed = MalformedLines::default();
     let mut sink = |event: Event| -> io::Result<()> {
@@ -123,19 +125,24 @@ pub fn read_one(
                 AlignedBufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
             read_log(&name, input, &options.read, &mut sink)
         }
-        Some(Opened::Log(log)) if options.follow => {
-            let file = log.file().try_clone()?;
-            let follow = Follow::new(&file, &mut *before_wait);
-            let input = AlignedBufReader::with_capacity(READ_BUFFER, follow);
+        // A FIFO (`<(cmd)`) is no file that grows: it is read to its writer's end.
+        Some(Opened::Log(log)) if options.follow && log.is_regular() => {
+            let mut file = log.file().try_clone()?;
+            let position = file.stream_position()?;
+            let mut followed = FollowedFile::from(log.path(), file, position)
+                .with_context(|| format!("{name}: cannot read"))?;
+            let input = AlignedBufReader::with_capacity(
+                READ_BUFFER,
+                Following::new(&mut followed, &mut *before_wait),
+            );
             let mut result = log.read_through(input, &name, &options.read, &mut sink);
-            // Rotated by copying and truncating: what is written now is a new log, read from
-            // its start.
-            while result.as_ref().is_err_and(Truncated::is) {
-                let warning = format!("{name}: truncated; reading it from the start");
-                (on_warning.borrow_mut())(warning);
-                (&file).seek(SeekFrom::Start(0))?;
-                let follow = Follow::new(&file, &mut *before_wait);
-                let input = AlignedBufReader::with_capacity(READ_BUFFER, follow);
+            // Truncated or replaced: what is read now is a new log, its lines numbered from 1.
+            while let Some(why) = result.as_ref().err().and_then(Following::started_over) {
+                (on_warning.borrow_mut())(format!("{name}: {why}"));
+                let input = AlignedBufReader::with_capacity(
+                    READ_BUFFER,
+                    Following::new(&mut followed, &mut *before_wait),
+                );
                 result = read_log(&name, input, &options.read, &mut sink);
             }
             result
@@ -277,56 +284,46 @@ impl<R: Read> Read for WaitHook<'_, R> {
     }
 }
 
-/// A file that never ends: at its end, wait for more to be written. A file that becomes shorter
-/// than what was read of it (rotated by copying it away and truncating it, as `logrotate`'s
-/// `copytruncate` does) ends the read with [`Truncated`]: waiting for it to grow past the old
-/// end would miss everything written to it from then on.
-struct Follow<'a> {
-    file: &'a File,
+/// A followed file read as a stream that never ends: at its end, wait for more to be written.
+/// When the follower starts over (the file truncated under it, or replaced by another), the read
+/// ends with its [`StartOver`]: the line loop begins again on what is read from then on, and a
+/// line begun before is not joined to it.
+struct Following<'a> {
+    followed: &'a mut FollowedFile,
     before_wait: &'a mut dyn FnMut() -> io::Result<()>,
 }
 
-impl<'a> Follow<'a> {
-    fn new(file: &'a File, before_wait: &'a mut dyn FnMut() -> io::Result<()>) -> Self {
-        Follow { file, before_wait }
+impl<'a> Following<'a> {
+    fn new(
+        followed: &'a mut FollowedFile,
+        before_wait: &'a mut dyn FnMut() -> io::Result<()>,
+    ) -> Self {
+        Following {
+            followed,
+            before_wait,
+        }
+    }
+
+    /// Why the follower started over, when that is what ended a read.
+    fn started_over(error: &io::Error) -> Option<StartOver> {
+        error.get_ref()?.downcast_ref::<StartOver>().copied()
     }
 }
 
-impl Read for Follow<'_> {
+impl Read for Following<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         loop {
-            let read = self.file.read(buffer)?;
-            if read > 0 || buffer.is_empty() {
-                return Ok(read);
+            match self.followed.read(buffer)? {
+                Step::Read(read) => return Ok(read),
+                Step::StartedOver(why) => return Err(io::Error::other(why)),
+                Step::AtEnd => {
+                    (self.before_wait)()?;
+                    std::thread::sleep(FOLLOW_POLL);
+                }
             }
-            if self.file.metadata()?.len() < self.file.stream_position()? {
-                return Err(io::Error::other(Truncated));
-            }
-            (self.before_wait)()?;
-            std::thread::sleep(FOLLOW_POLL);
         }
     }
 }
-
-/// A followed file was truncated under the reader.
-#[derive(Debug)]
-struct Truncated;
-
-impl Truncated {
-    fn is(error: &io::Error) -> bool {
-        error
-            .get_ref()
-            .is_some_and(|inner| inner.downcast_ref::<Truncated>().is_some())
-    }
-}
-
-impl std::fmt::Display for Truncated {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the file was truncated")
-    }
-}
-
-impl std::error::Error for Truncated {}
 
 /// What reading one file in the background produced.
 pub struct FileResult<T> {

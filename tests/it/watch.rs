@@ -191,6 +191,140 @@ fn watch_plain_keeps_every_call_of_a_truncated_or_rotated_log_once() {
     watch.nothing_more();
 }
 
+/// The ids `reasons extract --follow` writes, read as they come.
+struct ExtractFollow {
+    child: Child,
+    records: Receiver<String>,
+    messages: Receiver<String>,
+}
+
+impl ExtractFollow {
+    fn start(path: &Path) -> ExtractFollow {
+        let mut child = reasons()
+            .args(["extract", "--follow", arg(path)])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("reasons extract starts");
+        let records = lines_of(child.stdout.take().unwrap());
+        let messages = lines_of(child.stderr.take().unwrap());
+        ExtractFollow {
+            child,
+            records,
+            messages,
+        }
+    }
+
+    #[track_caller]
+    fn next_id(&self) -> String {
+        match self.records.recv_timeout(Duration::from_secs(10)) {
+            Ok(line) => {
+                let record: Value = serde_json::from_str(&line).unwrap();
+                record["call_id"].as_str().unwrap().to_owned()
+            }
+            Err(_) => {
+                let said: Vec<String> = self.messages.try_iter().collect();
+                panic!("extract --follow wrote no next record; it said {said:?}")
+            }
+        }
+    }
+}
+
+impl Drop for ExtractFollow {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The one follower under both: `watch` reading the reasons log and `extract --follow` reading a
+/// session log see every call of a log truncated and written past its old end, renamed away and
+/// replaced, or replaced by a file moved over it, once, in order.
+#[test]
+fn watch_and_extract_follow_see_a_rotated_log_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let reasons_log = dir.path().join("reasons.jsonl");
+    let session_log = dir.path().join("session.jsonl");
+    let logged =
+        |id: &str| logged_line(id, "Bash", &format!("echo {id}"), &format!("because {id}"));
+    let session = |id: &str| claude_call("s", id, "Bash", json!({"command": format!("echo {id}")}));
+    // The line a log holds for a call id.
+    type LineOf<'a> = &'a dyn Fn(&str) -> String;
+    // Each step is done to both logs, each written with its own lines.
+    let both = |step: &dyn Fn(&Path, LineOf)| {
+        step(&reasons_log, &logged);
+        step(&session_log, &session);
+    };
+    let lines =
+        |line: LineOf, ids: &[&str]| -> String { ids.iter().map(|id| line(id) + "\n").collect() };
+    both(&|path, line| fs::write(path, lines(line, &["c1"])).unwrap());
+    let watch = Watch::start(&["--reasons-log", arg(&reasons_log)]);
+    let extract = ExtractFollow::start(&session_log);
+    let mut watched = Vec::new();
+    let mut extracted = Vec::new();
+    let mut see = |count: usize| {
+        for _ in 0..count {
+            let line = watch.next();
+            let reason = line.rsplit("model's reason: because ").next().unwrap();
+            watched.push(reason.to_owned());
+            extracted.push(extract.next_id());
+        }
+    };
+    see(1);
+    // Truncated in place and written again past the old end, in one write, before either
+    // follower looks again (copytruncate, then a writer that does not wait).
+    both(&|path, line| {
+        let mut file = OpenOptions::new().write(true).open(path).unwrap();
+        file.set_len(0).unwrap();
+        file.write_all(lines(line, &["c2", "c3"]).as_bytes())
+            .unwrap();
+    });
+    see(2);
+    // Renamed away (logrotate's `create`), its writer appending once more, then a new log.
+    both(&|path, line| {
+        let rotated = path.with_extension("jsonl.1");
+        fs::rename(path, &rotated).unwrap();
+        append_lines(&rotated, &[line("c4")]);
+        fs::write(path, lines(line, &["c5"])).unwrap();
+    });
+    see(2);
+    // Replaced by a file moved over it.
+    both(&|path, line| {
+        let other = path.with_extension("new");
+        fs::write(&other, lines(line, &["c6"])).unwrap();
+        fs::rename(&other, path).unwrap();
+    });
+    see(1);
+    both(&|path, line| append_lines(path, &[line("c7")]));
+    see(1);
+    let expected = ["c1", "c2", "c3", "c4", "c5", "c6", "c7"];
+    assert_eq!(watched, expected);
+    assert_eq!(extracted, expected);
+    watch.nothing_more();
+    assert_eq!(
+        extract
+            .records
+            .recv_timeout(Duration::from_millis(700))
+            .ok(),
+        None
+    );
+    let said: Vec<String> = extract.messages.try_iter().collect();
+    let session_name = arg(&session_log);
+    assert_eq!(
+        said,
+        [
+            format!("reasons: {session_name}: truncated; reading it from the start"),
+            format!(
+                "reasons: {session_name}: replaced by another file; reading that from its start"
+            ),
+            format!(
+                "reasons: {session_name}: replaced by another file; reading that from its start"
+            ),
+        ]
+    );
+}
+
 #[test]
 fn watch_plain_shows_control_sequences_as_marks() {
     let hostile = logged_line(

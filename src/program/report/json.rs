@@ -2,12 +2,17 @@
 //! shown, and one click opens the rest.
 
 use maud::{html, Render};
+use reasons::visible::opening_within;
 use serde_json::Value;
 
 use super::{Text, MAX_SHOWN};
 
 /// Strings longer than this many characters, or of more than one line, are folded.
 const FOLD: usize = 120;
+
+/// How many columns of a folded text's opening its summary shows, cut by the crate's one rule
+/// ([`opening_within`]); the `…` after it says the rest is folded.
+const OPENING: usize = 60;
 
 /// How deep the tree is drawn; deeper values are written on one line. The readers refuse JSON
 /// nested past serde_json's limit of 128, so this is about what a person can read.
@@ -54,10 +59,10 @@ fn compact(json: &str, out: &mut String) {
     if chars <= FOLD {
         return span("n", json, out);
     }
-    let opening: String = json.chars().take(60).collect();
+    let opening = opening_within(json, OPENING);
     html! {
         details.fold {
-            summary { span.n { (Text(&opening)) "…" } " " span.size { (size(chars, 1)) } }
+            summary { span.n { (Text(opening)) "…" } " " span.size { (size(chars, 1)) } }
             (Long(json))
         }
     }
@@ -122,11 +127,11 @@ fn string(text: &str, out: &mut String) {
     if chars <= FOLD && lines <= 1 {
         return span_quoted("s", text, out);
     }
-    let opening: String = text.lines().next().unwrap_or("").chars().take(60).collect();
+    let opening = opening_within(text.lines().next().unwrap_or(""), OPENING);
     html! {
         details.fold {
             summary {
-                span.s { (Text(&quoted(&opening))) "…" }
+                span.s { (Text(&quoted(opening))) "…" }
                 " " span.size { (size(chars, lines)) }
             }
             (Long(text))
@@ -207,6 +212,18 @@ mod tests {
             html.contains("<span class=\"raw\">line one\nline two</span>"),
             "{html}"
         );
+    }
+
+    #[test]
+    fn a_folded_texts_opening_is_cut_by_the_one_rule_in_columns() {
+        let html = render(&json!("日".repeat(200)));
+        let opening = format!("<span class=\"s\">&quot;{}&quot;…</span>", "日".repeat(30));
+        assert!(html.contains(&opening), "{html}");
+        // Past MAX_DEPTH a value is written on one line, folded behind its opening too.
+        let deep = (0..=MAX_DEPTH).fold(json!("x".repeat(200)), |inner, _| json!([inner]));
+        let html = render(&deep);
+        let opening = format!("<span class=\"n\">[&quot;{}…</span>", "x".repeat(58));
+        assert!(html.contains(&opening), "{html}");
     }
 
     #[test]

@@ -1,0 +1,37 @@
+//! The reasons log: one JSON object per line for each reason the layer took off a call.
+//!
+//! `filter`, `proxy` and `gateway` write it; `hook`, `watch` and the audit commands read it. A
+//! line is `{"time","via","tool","call_id","reason","touched","request_id"?,"session"?}`:
+//! `call_id` is the id the agent's own transcript records for the call, so a transcript and a
+//! reasons log join on it; `touched` says what the call does, so the log alone shows each reason
+//! beside its call.
+//!
+//! Which log: the one a command is given, else the one `REASONS_LOG` names, else the default,
+//! as the command's [`Purpose`] allows; [`which`] is the one place that decides it.
+//!
+//! Each record is appended with a single `write` to a file opened for appending, so that several
+//! writers (a gateway per provider, a proxy per MCP server) can share one log without cutting
+//! through each other's lines.
+//!
+//! One file a concern, none importing another in a circle: `record` (a line, written and read
+//! back) and `matching` (how a logged reason meets its call) below the rest; `which_log`,
+//! `writer`, `index` (the reasons by call id), `search` (the hooks' look at the log's end) and
+//! `tail` (`watch`'s follower) on them. Callers name everything from here.
+
+mod index;
+mod matching;
+mod record;
+mod search;
+mod tail;
+#[cfg(test)]
+mod test_records;
+mod which_log;
+mod writer;
+
+pub use index::{note_first, Index};
+pub use matching::{gemini_api_id, same_tool_same_touched};
+pub use record::{Logged, Record, Via};
+pub use search::{find_from_end, find_touched_from_end, SEARCH_FROM_END};
+pub use tail::{Tail, TAIL_FROM_END};
+pub use which_log::{which, Purpose, ENVIRONMENT};
+pub use writer::Writer;
