@@ -792,7 +792,7 @@ mod tests {
             Some(call_id.into()),
             None,
             reason,
-            &json!({"command": "ls"}),
+            json!({"command": "ls"}),
         )
     }
 
