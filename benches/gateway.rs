@@ -595,10 +595,15 @@ fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
             (None, &mut sent),
         ] {
             let start = Instant::now();
-            let made =
-                reasons::gateway::Exchange::new("/v1/messages", body.as_bytes(), true, recall);
+            let (_, augmented) = reasons::gateway::Exchange::new(
+                reasons::apis::Api::Anthropic,
+                "/v1/messages",
+                body.as_bytes(),
+                true,
+                recall,
+            );
             times.push(start.elapsed());
-            assert!(made.is_some_and(|(_, body)| body.is_some()));
+            assert!(augmented.is_some());
         }
     }
     let (median_with, median_without) = (percentile(&mut restored, 50), percentile(&mut sent, 50));

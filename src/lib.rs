@@ -86,10 +86,10 @@
 #![deny(clippy::print_stderr, clippy::print_stdout)]
 
 pub mod apis;
+pub mod call_arguments;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod dates;
-pub mod envelope;
 pub mod followed_file;
 pub mod formats;
 pub mod gateway;

@@ -40,7 +40,7 @@ use memchr::memmem;
 use serde_json::Value;
 
 use crate::apis::{gemini_group, Api};
-use crate::layer::{strip_noting, Listing, TakenReason, ToolNames};
+use crate::layer::{strip_noting, strip_noting_as, Listing, TakenReason, ToolNames};
 
 /// Which halves of the layer a [`Filter`] applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,11 +157,16 @@ impl Filter {
                     self.object(item, &mut reasons) | changed
                 })
             }
-            Value::Array(items) if items.iter().all(is_call) => {
-                items.iter_mut().fold(false, |changed, item| {
-                    self.strip(item, &mut reasons) | changed
-                })
-            }
+            // Each call's API is recognised once, then carried to the rules.
+            Value::Array(items) => match items.iter().map(call_api).collect::<Option<Vec<_>>>() {
+                Some(apis) => items
+                    .iter_mut()
+                    .zip(apis)
+                    .fold(false, |changed, (item, api)| {
+                        self.strip(api, item, &mut reasons) | changed
+                    }),
+                None => false,
+            },
             Value::Object(_) => self.object(&mut value, &mut reasons),
             _ => false,
         };
@@ -171,7 +176,7 @@ impl Filter {
     /// One JSON object: a JSON-RPC message, a request body, a bare call, or none of these.
     fn object(&mut self, value: &mut Value, reasons: &mut Vec<TakenReason>) -> bool {
         if value.get("method").is_some() {
-            return is_tools_call(value) && self.strip(value, reasons);
+            return call_api(value).is_some_and(|api| self.strip(api, value, reasons));
         }
         if let Some(result) = list_result(value) {
             let more = has_more(result);
@@ -187,7 +192,7 @@ impl Filter {
         if let Some(Value::Array(tools)) = value.get_mut("tools") {
             return self.catalogue(tools, false, false);
         }
-        is_call(value) && self.strip(value, reasons)
+        call_api(value).is_some_and(|api| self.strip(api, value, reasons))
     }
 
     fn catalogue(&mut self, tools: &mut Vec<Value>, continues: bool, more: bool) -> bool {
@@ -202,9 +207,9 @@ impl Filter {
         }
     }
 
-    fn strip(&mut self, call: &mut Value, reasons: &mut Vec<TakenReason>) -> bool {
+    fn strip(&mut self, api: Api, call: &mut Value, reasons: &mut Vec<TakenReason>) -> bool {
         match &self.tracked {
-            Some(tracked) if self.options.strip => strip_noting(call, tracked, reasons),
+            Some(tracked) if self.options.strip => strip_noting_as(api, call, tracked, reasons),
             _ => false,
         }
     }
@@ -514,12 +519,12 @@ fn is_tools_call(value: &Value) -> bool {
     value.get("method").and_then(Value::as_str) == Some("tools/call")
 }
 
-/// A call on its way to a tool: a `tools/call` request, or a bare call in a known envelope. A
-/// JSON-RPC message with any other method is never one, whatever else it holds.
-fn is_call(value: &Value) -> bool {
+/// The API of a call on its way to a tool: a `tools/call` request, or a bare call in a known
+/// envelope. A JSON-RPC message with any other method is never one, whatever else it holds.
+fn call_api(value: &Value) -> Option<Api> {
     match value.get("method") {
-        Some(_) => is_tools_call(value),
-        None => Api::of_call(value).is_some(),
+        Some(_) if !is_tools_call(value) => None,
+        _ => Api::of_call(value),
     }
 }
 

@@ -24,7 +24,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::envelope::{decode_arguments, Arguments};
+use crate::call_arguments::{decode_arguments, Arguments};
 use crate::reason_parameter::REASON_PARAM;
 use crate::visible::{cut_to, visible};
 

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::{items, Api, History, Provider, Room};
+use super::{items, Api, History, ModelProvider, Room};
 
 /// A `tool_use` block whose input is still arriving, with what the reader of the stream keeps
 /// beside it.
@@ -150,8 +150,8 @@ impl Room for Anthropic {
         !path.trim_end_matches('/').ends_with("/count_tokens")
     }
 
-    fn provider(&self) -> Option<Provider> {
-        Some(Provider {
+    fn provider(&self) -> Option<ModelProvider> {
+        Some(ModelProvider {
             name: "anthropic",
             default_upstream: "https://api.anthropic.com",
         })

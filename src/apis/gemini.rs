@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{items, Provider, Room};
+use super::{items, ModelProvider, Room};
 
 /// The keys under which a Gemini declaration may keep its schema (its JSON name, and the proto
 /// field name the API accepts too). A declaration holds exactly one of them.
@@ -103,8 +103,8 @@ impl Room for Gemini {
             && (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"))
     }
 
-    fn provider(&self) -> Option<Provider> {
-        Some(Provider {
+    fn provider(&self) -> Option<ModelProvider> {
+        Some(ModelProvider {
             name: "gemini",
             default_upstream: "https://generativelanguage.googleapis.com",
         })

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{id_text, Provider, Room};
+use super::{id_text, ModelProvider, Room};
 
 /// MCP's room.
 pub struct Mcp;
@@ -94,7 +94,7 @@ impl Room for Mcp {
         false
     }
 
-    fn provider(&self) -> Option<Provider> {
+    fn provider(&self) -> Option<ModelProvider> {
         None
     }
 

@@ -52,7 +52,7 @@ pub enum Api {
 
 /// A model provider, whose APIs one upstream serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Provider {
+pub struct ModelProvider {
     /// The name `--upstream NAME=URL` gives it.
     pub name: &'static str,
     /// Its public API, where a gateway sends its requests unless told otherwise.
@@ -81,10 +81,10 @@ pub struct History {
 /// The key of a call's body that names its tool, in every API.
 pub const NAME_KEY: &str = "name";
 
-impl Provider {
+impl ModelProvider {
     /// Every provider a gateway serves, each once, in [`Api::ALL`]'s order.
-    pub fn all() -> Vec<Provider> {
-        let mut providers: Vec<Provider> = Vec::new();
+    pub fn all() -> Vec<ModelProvider> {
+        let mut providers: Vec<ModelProvider> = Vec::new();
         for provider in Api::ALL.into_iter().filter_map(Api::provider) {
             if !providers.contains(&provider) {
                 providers.push(provider);
@@ -93,17 +93,23 @@ impl Provider {
         providers
     }
 
-    /// The provider a request goes to: its path's API's; else the first whose clients' headers
-    /// it carries; else the first provider (Anthropic's, the gateway's first).
-    pub fn of_request(path: &str, has_header: &dyn Fn(&str) -> bool) -> Provider {
-        let path = path.trim_end_matches('/');
-        let api = Api::of_path(path).or_else(|| {
+    /// The provider a request goes to: the provider of its `api` (the API its path belongs
+    /// to, [`Api::of_path`], decided once by the caller); else, on a path of no API's, the
+    /// first whose clients' headers it carries; else the first provider (Anthropic's, the
+    /// gateway's first).
+    pub fn of_request(
+        api: Option<Api>,
+        path: &str,
+        has_header: &dyn Fn(&str) -> bool,
+    ) -> ModelProvider {
+        let api = api.or_else(|| {
+            let path = path.trim_end_matches('/');
             Api::ALL
                 .into_iter()
                 .find(|api| api.room().claims(path, has_header))
         });
         api.and_then(Api::provider)
-            .unwrap_or_else(|| Provider::all()[0])
+            .unwrap_or_else(|| ModelProvider::all()[0])
     }
 }
 
@@ -189,7 +195,7 @@ pub trait Room: Sync {
     }
 
     /// Whose API it is, when a gateway serves it.
-    fn provider(&self) -> Option<Provider>;
+    fn provider(&self) -> Option<ModelProvider>;
 
     /// Whether a request on a path of no API's (a model list, a connectivity check) goes to this
     /// API's provider, by the headers its clients send.
@@ -232,7 +238,7 @@ impl Api {
     }
 
     /// Whose API it is, when a gateway serves it.
-    pub fn provider(self) -> Option<Provider> {
+    pub fn provider(self) -> Option<ModelProvider> {
         self.room().provider()
     }
 
@@ -367,14 +373,20 @@ impl Api {
         self.room().answers_with_calls(path)
     }
 
-    /// An error answer in the envelope of the API the path belongs to. Paths of no known API get
-    /// Anthropic's envelope, whose `error.message` is where OpenAI-style clients look too.
-    pub fn error_body(path: &str, status: u16, message: &str) -> Vec<u8> {
-        let api = Api::of_path(path.split('?').next().unwrap_or(path)).unwrap_or(Api::Anthropic);
-        api.room()
+    /// An error answer in the envelope of the API a request is for.
+    pub fn error_body(self, status: u16, message: &str) -> Vec<u8> {
+        self.room()
             .error_body(status, message)
             .to_string()
             .into_bytes()
+    }
+
+    /// The API whose envelope the gateway's own error answer to a request takes: the request's
+    /// API, or, on a path of no API's (a model list, a connectivity check), Anthropic's. Every
+    /// API the gateway serves keeps an error's text at `error.message` (Anthropic's, OpenAI's,
+    /// Gemini's alike), so whichever client sent the request reads it there.
+    pub fn of_error_answer(api: Option<Api>) -> Api {
+        api.unwrap_or(Api::Anthropic)
     }
 }
 
@@ -394,4 +406,19 @@ fn items<'a>(value: &'a mut Value, key: &str) -> impl Iterator<Item = &'a mut Va
         .and_then(Value::as_array_mut)
         .into_iter()
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gateway answers a path of no API's in one envelope ([`Api::of_error_answer`]): each
+    /// served API's clients must find the text where that envelope puts it.
+    #[test]
+    fn every_served_api_keeps_an_errors_text_at_error_message() {
+        for api in Api::ALL.into_iter().filter(|api| api.provider().is_some()) {
+            let body: Value = serde_json::from_slice(&api.error_body(502, "unreachable")).unwrap();
+            assert_eq!(body["error"]["message"], "unreachable", "{api:?}");
+        }
+    }
 }

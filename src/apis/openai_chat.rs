@@ -16,7 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{items, Api, History, Provider, Room};
+use super::{items, Api, History, ModelProvider, Room};
 
 /// OpenAI Chat Completions' room.
 pub struct OpenAiChat;
@@ -67,7 +67,7 @@ impl Room for OpenAiChat {
         path.ends_with("/chat/completions")
     }
 
-    fn provider(&self) -> Option<Provider> {
+    fn provider(&self) -> Option<ModelProvider> {
         Some(OPENAI)
     }
 
@@ -83,7 +83,7 @@ impl Room for OpenAiChat {
 
 /// OpenAI, whose Chat Completions and Responses one upstream serves. Its SDKs and Codex put
 /// `/v1` in their base URL, so the paths a gateway sees start with it.
-pub(super) const OPENAI: Provider = Provider {
+pub(super) const OPENAI: ModelProvider = ModelProvider {
     name: "openai",
     default_upstream: "https://api.openai.com",
 };

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::openai_chat::{error_body, is_a_function, OPENAI};
-use super::{items, Api, History, Provider, Room};
+use super::{items, Api, History, ModelProvider, Room};
 
 /// OpenAI Responses' room.
 pub struct OpenAiResponses;
@@ -46,7 +46,7 @@ impl Room for OpenAiResponses {
         path.ends_with("/responses")
     }
 
-    fn provider(&self) -> Option<Provider> {
+    fn provider(&self) -> Option<ModelProvider> {
         Some(OPENAI)
     }
 

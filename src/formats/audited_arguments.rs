@@ -14,7 +14,7 @@ use crate::record::{ReasonField, Status};
 
 /// A call's arguments as the rules of a source audit them: their status, reason and key, read
 /// while the line is at hand. (What the arguments hold, decoded, is the public
-/// [`crate::envelope::Arguments`].)
+/// [`crate::call_arguments::Arguments`].)
 #[derive(Debug, Clone)]
 pub(crate) struct AuditedArguments {
     /// The status the arguments give, before a catalogue can make the call `declared`.
@@ -31,7 +31,7 @@ pub(crate) struct AuditedArguments {
 
 impl AuditedArguments {
     /// Reads the arguments a call was recorded with; `None` when it has none. A string is read
-    /// the way agent clients read it (see [`crate::envelope::decode_arguments`]): empty means no
+    /// the way agent clients read it (see [`crate::call_arguments::decode_arguments`]): empty means no
     /// arguments, and a JSON object in it is the arguments; `inner` parses that JSON.
     pub(crate) fn read(
         arguments: Option<Json<'_>>,
@@ -210,8 +210,8 @@ mod tests {
                 Status::of_arguments(&value),
                 "{text}"
             );
-            let decoded = match crate::envelope::decode_arguments(&value) {
-                crate::envelope::Arguments::Object(map) => Value::Object(map.into_owned()),
+            let decoded = match crate::call_arguments::decode_arguments(&value) {
+                crate::call_arguments::Arguments::Object(map) => Value::Object(map.into_owned()),
                 _ => value,
             };
             assert_eq!(read.kept, Some(decoded), "{text}");

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use super::Exchange;
+use crate::apis::Api;
 use crate::formats::{read_log, Event, ReadOptions};
 use crate::record::Status;
 
@@ -54,9 +55,9 @@ fn gateway_takes(
     stream: &[u8],
     writes: &[usize],
 ) -> (Found, Vec<u8>, Vec<Option<String>>) {
-    let (exchange, _) =
-        Exchange::new(path, request.to_string().as_bytes(), true, None).expect("an API's path");
-    let mut rewriter = exchange.stream();
+    let api = Api::of_path(path).expect("an API's path");
+    let (exchange, _) = Exchange::new(api, path, request.to_string().as_bytes(), true, None);
+    let mut rewriter = exchange.streamed_answer();
     let mut sent = Vec::new();
     let mut taken = Vec::new();
     let mut rest = stream;

@@ -11,7 +11,7 @@ use super::rewrite::{CutCall, EventRewriter, Output};
 use super::sse::{self, Fields};
 use crate::apis::anthropic::{StreamedBlock, StreamedBlocks};
 use crate::apis::Api;
-use crate::layer::wire::strip_call;
+use crate::layer::wire::strip_answer_call;
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
 /// The session a request's `metadata.user_id` names. Claude Code writes
@@ -39,15 +39,15 @@ struct Kept {
 /// Rewrites a Messages stream: a `tool_use` block's `input_json_delta` fragments are held back
 /// until the API's rule ([`StreamedBlocks`]) ends the block, then sent as one fragment holding the
 /// stripped input.
-pub struct MessageStream {
+pub struct AnthropicRewriter {
     tracked: Arc<ToolNames>,
     strip: bool,
     blocks: StreamedBlocks<Kept>,
 }
 
-impl MessageStream {
-    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> MessageStream {
-        MessageStream {
+impl AnthropicRewriter {
+    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> AnthropicRewriter {
+        AnthropicRewriter {
             tracked,
             strip,
             blocks: StreamedBlocks::default(),
@@ -79,7 +79,9 @@ impl MessageStream {
             self.finish(index, earlier, out);
         }
         // The reason is noted when the block ends, from what the rule says its arguments are.
-        tracked && self.strip && strip_call(Api::Anthropic, block, &self.tracked, &mut Vec::new())
+        tracked
+            && self.strip
+            && strip_answer_call(Api::Anthropic, block, &self.tracked, &mut Vec::new())
     }
 
     /// A block the rule ended: its reason is taken off, and its held input goes out.
@@ -89,26 +91,28 @@ impl MessageStream {
             true => strip_arguments_text(block.arguments()),
             false => None,
         };
-        let Some((reason, stripped)) = stripped else {
+        let Some(stripped) = stripped else {
             out.bytes.extend_from_slice(&held);
             return;
         };
+        // Input that came whole in the start lost its reason there.
+        let resent = self.strip && !block.json.trim().is_empty();
+        let text = resent.then(|| stripped.text());
         out.reasons.push(TakenReason::new(
             block.name,
             block.id,
             None,
-            reason,
-            &Value::from(stripped.as_str()),
+            stripped.reason,
+            Value::Object(stripped.arguments),
         ));
-        // Input that came whole in the start lost its reason there.
-        if !self.strip || block.json.trim().is_empty() {
+        let Some(text) = text else {
             out.bytes.extend_from_slice(&held);
             return;
-        }
+        };
         let delta = json!({
             "type": "content_block_delta",
             "index": index,
-            "delta": { "type": "input_json_delta", "partial_json": stripped },
+            "delta": { "type": "input_json_delta", "partial_json": text },
         });
         out.bytes
             .extend(sse::event(Some("content_block_delta"), &delta.to_string()));
@@ -137,7 +141,7 @@ fn is_block_event(name: &str) -> bool {
     )
 }
 
-impl EventRewriter for MessageStream {
+impl EventRewriter for AnthropicRewriter {
     fn event(&mut self, event: &[u8], out: &mut Output) {
         if self.tracked.is_empty() {
             out.bytes.extend_from_slice(event);
@@ -287,7 +291,7 @@ mod tests {
     }
 
     fn run(events: &[Vec<u8>], tracked: Arc<ToolNames>, strip: bool) -> Output {
-        let mut rewriter = MessageStream::new(tracked, strip);
+        let mut rewriter = AnthropicRewriter::new(tracked, strip);
         let mut out = Output::default();
         for event in events {
             rewriter.event(event, &mut out);

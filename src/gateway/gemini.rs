@@ -12,18 +12,18 @@ use crate::layer::wire::strip_answer;
 use crate::layer::ToolNames;
 
 /// Rewrites a `streamGenerateContent?alt=sse` answer, one chunk at a time.
-pub struct ChunkStream {
+pub struct GeminiRewriter {
     tracked: Arc<ToolNames>,
     strip: bool,
 }
 
-impl ChunkStream {
-    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> ChunkStream {
-        ChunkStream { tracked, strip }
+impl GeminiRewriter {
+    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> GeminiRewriter {
+        GeminiRewriter { tracked, strip }
     }
 }
 
-impl EventRewriter for ChunkStream {
+impl EventRewriter for GeminiRewriter {
     fn event(&mut self, event: &[u8], out: &mut Output) {
         let mut chunk = Fields::parse(event)
             .filter(|fields| fields.data.contains("\"functionCall\""))
@@ -70,7 +70,7 @@ mod tests {
 
     fn run(events: &[Vec<u8>], strip: bool) -> Output {
         let tracked: ToolNames = ["run_shell_command".to_owned()].into();
-        let mut stream = ChunkStream::new(Arc::new(tracked), strip);
+        let mut stream = GeminiRewriter::new(Arc::new(tracked), strip);
         let mut out = Output::default();
         for event in events {
             stream.event(event, &mut out);

@@ -7,10 +7,13 @@
 //! sessions cannot disturb each other.
 //!
 //! ```
+//! use reasons::apis::Api;
 //! use reasons::gateway::Exchange;
 //!
+//! let path = "/v1/messages";
+//! let api = Api::of_path(path).unwrap();
 //! let request = br#"{"model":"m","tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}"#;
-//! let (exchange, augmented) = Exchange::new("/v1/messages", request, true, None).unwrap();
+//! let (exchange, augmented) = Exchange::new(api, path, request, true, None);
 //! let augmented = String::from_utf8(augmented.unwrap()).unwrap();
 //! assert!(augmented.contains(r#""reason":{"type":"string""#));
 //!
@@ -26,12 +29,12 @@
 #[cfg(test)]
 mod agreement;
 mod anthropic;
-mod chat;
 mod classifier;
 mod gemini;
 mod history;
+mod openai_chat;
+mod openai_responses;
 mod request;
-mod responses;
 mod rewrite;
 mod splices;
 pub mod sse;
@@ -71,21 +74,21 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// Reads the body of a request to `path` (without its query), returning the exchange and
-    /// the body to forward when it changed; `None` when the path is no API's the gateway
-    /// rewrites.
+    /// Reads the body of a request for `api` (the API its `path`, without the query, belongs
+    /// to: the caller decided it once, at the door), returning the exchange and the body to
+    /// forward when it changed.
     ///
     /// With `recall`, the calls of the request's history get back the reasons it remembers
     /// (see [`Recall`]). The same body and recall always give the same bytes, so that a
     /// provider's prompt cache keeps hitting; a body that is not JSON, or holds no `tools`
     /// array, goes on as it came.
     pub fn new(
+        api: Api,
         path: &str,
         body: &[u8],
         strip: bool,
         recall: Option<&dyn Lookup>,
-    ) -> Option<(Exchange, Option<Vec<u8>>)> {
-        let api = Api::of_path(path)?;
+    ) -> (Exchange, Option<Vec<u8>>) {
         let request = request::augment(api, body, recall);
         let exchange = Exchange {
             api,
@@ -96,7 +99,7 @@ impl Exchange {
             problem: request.problem,
             restored: request.restored,
         };
-        Some((exchange, request.body))
+        (exchange, request.body)
     }
 
     /// The tools whose calls lose their reason in this exchange's answer.
@@ -139,17 +142,19 @@ impl Exchange {
     }
 
     /// A rewriter for an answer that streams as server-sent events.
-    pub fn stream(&self) -> Stream {
+    pub fn streamed_answer(&self) -> StreamedAnswer {
         let tracked = Arc::clone(&self.tracked);
         let rewriter: Box<dyn EventRewriter> = match self.api {
             _ if tracked.is_empty() || !self.answers_with_calls => Box::new(Unchanged),
-            Api::Anthropic => Box::new(anthropic::MessageStream::new(tracked, self.strip)),
-            Api::OpenAiChat => Box::new(chat::ChunkStream::new(tracked, self.strip)),
-            Api::OpenAiResponses => Box::new(responses::EventStream::new(tracked, self.strip)),
-            Api::Gemini => Box::new(gemini::ChunkStream::new(tracked, self.strip)),
+            Api::Anthropic => Box::new(anthropic::AnthropicRewriter::new(tracked, self.strip)),
+            Api::OpenAiChat => Box::new(openai_chat::OpenAiChatRewriter::new(tracked, self.strip)),
+            Api::OpenAiResponses => Box::new(openai_responses::OpenAiResponsesRewriter::new(
+                tracked, self.strip,
+            )),
+            Api::Gemini => Box::new(gemini::GeminiRewriter::new(tracked, self.strip)),
             Api::Mcp => Box::new(Unchanged),
         };
-        Stream {
+        StreamedAnswer {
             splitter: sse::Splitter::new(),
             rewriter,
             broken: false,
@@ -189,15 +194,15 @@ impl EventRewriter for Unchanged {
 ///
 /// Only a call's argument fragments are held back, until the call is complete; every other event
 /// is handed on as soon as its last byte has arrived. A stream that breaks off releases nothing
-/// it held: see [`Stream::end`].
-pub struct Stream {
+/// it held: see [`StreamedAnswer::end`].
+pub struct StreamedAnswer {
     splitter: sse::Splitter,
     rewriter: Box<dyn EventRewriter>,
     /// Whether the stream broke: nothing more is sent, and the client's stream is to break off.
     broken: bool,
 }
 
-impl Stream {
+impl StreamedAnswer {
     /// The next bytes from the upstream. Once the stream is broken, nothing more goes out.
     pub fn push(&mut self, bytes: &[u8]) -> Output {
         let mut out = Output::default();
@@ -227,7 +232,7 @@ impl Stream {
     /// failing (a reset, a timeout, a body shorter than it said).
     ///
     /// An incomplete last event is dropped, as every client drops it (an event is dispatched at
-    /// its empty line). The stream is broken — [`Stream::is_broken`] — when the body failed,
+    /// its empty line). The stream is broken — [`StreamedAnswer::is_broken`] — when the body failed,
     /// when it ended inside an event, or when it ended while a call was held (the API's
     /// terminal event completes every call): the calls held are then dropped, never sent, and
     /// noted in [`Output::cut`]; nothing of them is logged.
@@ -277,8 +282,8 @@ fn is_unreadable(event: &[u8]) -> bool {
         && serde_json::from_str::<serde::de::IgnoredAny>(data).is_err()
 }
 
-impl std::fmt::Debug for Stream {
+impl std::fmt::Debug for StreamedAnswer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Stream").finish_non_exhaustive()
+        f.debug_struct("StreamedAnswer").finish_non_exhaustive()
     }
 }

@@ -14,7 +14,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::mem;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -270,25 +269,44 @@ pub struct Stripped {
 /// reason is rebuilt; a string is then re-serialised compactly with its keys in order. Every other
 /// call comes back as the very value that was passed in.
 pub fn strip_call(mut call: Value, tracked: &ToolNames) -> Stripped {
-    let reason = Api::of_call(&call).and_then(|envelope| {
-        let name = envelope.called_name(&call)?;
+    let reason = Api::of_call(&call).and_then(|api| {
+        let name = api.called_name(&call)?;
         if !tracked.contains(name) {
             return None;
         }
-        take_reason(envelope.arguments_mut(&mut call)?)
+        take_reason(api.arguments_mut(&mut call)?)
     });
     Stripped { call, reason }
 }
 
 /// Takes the reason out of a call's complete arguments as a model writes them, JSON text: the
-/// reason, and the arguments without it (compact, keys in order). `None` when the text is no
-/// JSON object or holds no reason. A stream's fragments, once joined, come here.
-pub fn strip_arguments_text(arguments: &str) -> Option<(Value, String)> {
-    let mut arguments = Value::from(arguments);
-    let reason = take_reason(&mut arguments)?;
-    match arguments {
-        Value::String(stripped) => Some((reason, stripped)),
-        _ => None,
+/// reason and the arguments without it. `None` when the text is no JSON object or holds no
+/// reason. A stream's fragments, once joined, come here.
+pub fn strip_arguments_text(arguments: &str) -> Option<StrippedArguments> {
+    if arguments.trim().is_empty() {
+        return None;
+    }
+    let Ok(Value::Object(mut arguments)) = serde_json::from_str::<Value>(arguments) else {
+        return None;
+    };
+    let reason = arguments.shift_remove(REASON_PARAM)?;
+    Some(StrippedArguments { reason, arguments })
+}
+
+/// The reason taken out of a call's arguments text, and the arguments that remain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrippedArguments {
+    /// The reason, whatever its value.
+    pub reason: Value,
+    /// The arguments without it, in their order.
+    pub arguments: Map<String, Value>,
+}
+
+impl StrippedArguments {
+    /// The arguments as the text a model writes them: compact, keys in order.
+    pub fn text(&self) -> String {
+        // `Map` serialises as the object it is; the same text `Value::Object` gives.
+        serde_json::to_string(&self.arguments).unwrap_or_default()
     }
 }
 
@@ -335,14 +353,14 @@ impl TakenReason {
         call_id: Option<String>,
         request_id: Option<String>,
         reason: Value,
-        arguments: &Value,
+        arguments: Value,
     ) -> TakenReason {
         TakenReason {
             tool,
             call_id,
             request_id,
             reason,
-            arguments: arguments.clone(),
+            arguments,
         }
     }
 }
@@ -364,29 +382,40 @@ impl fmt::Display for TakenReason {
 /// [`strip_call`] in place, noting the reason taken off with the tool and the call's ids.
 /// Returns whether the call changed.
 pub fn strip_noting(call: &mut Value, tracked: &ToolNames, taken: &mut Vec<TakenReason>) -> bool {
-    let Some(envelope) = Api::of_call(call) else {
-        return false;
-    };
-    let Some(tool) = envelope
+    Api::of_call(call).is_some_and(|api| strip_noting_as(api, call, tracked, taken))
+}
+
+/// [`strip_noting`] on a call whose API is already known (a caller that recognised it, or
+/// found it where only that API's calls are): the call is read in that API's shape, not
+/// recognised again.
+pub(crate) fn strip_noting_as(
+    api: Api,
+    call: &mut Value,
+    tracked: &ToolNames,
+    taken: &mut Vec<TakenReason>,
+) -> bool {
+    let Some(tool) = api
         .called_name(call)
         .filter(|name| tracked.contains(*name))
         .map(str::to_owned)
     else {
         return false;
     };
-    let (call_id, request_id) = envelope.ids(call);
-    let stripped = strip_call(mem::take(call), tracked);
-    *call = stripped.call;
-    match stripped.reason {
-        Some(reason) => {
-            let arguments = envelope.arguments(call).unwrap_or(&Value::Null);
-            taken.push(TakenReason::new(
-                tool, call_id, request_id, reason, arguments,
-            ));
-            true
-        }
-        None => false,
-    }
+    let (call_id, request_id) = api.ids(call);
+    let Some(arguments) = api.arguments_mut(call) else {
+        return false;
+    };
+    let Some(reason) = take_reason(arguments) else {
+        return false;
+    };
+    taken.push(TakenReason::new(
+        tool,
+        call_id,
+        request_id,
+        reason,
+        arguments.clone(),
+    ));
+    true
 }
 
 /// Why a provider could not list its tools.
@@ -523,7 +552,7 @@ impl<P: Provider> Provider for Reasons<P> {
 
 /// The id of a call in whichever envelope it came.
 fn call_id(call: &Value) -> Option<String> {
-    Api::of_call(call).and_then(|envelope| envelope.call_id(call))
+    Api::of_call(call).and_then(|api| api.call_id(call))
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

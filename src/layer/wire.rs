@@ -4,7 +4,7 @@
 //! A gateway between an agent and its model uses it per request: it knows from the request's path
 //! which [`Api`] the body speaks; [`augment_tools`] makes the listing of that one request, and
 //! [`strip_answer`] strips its answer against the tools that listing tracks, so that concurrent
-//! sessions share nothing. The rules are [`Listing`]'s and [`strip_noting`]'s, and where each API
+//! sessions share nothing. The rules are [`Listing`]'s and [`super::strip_noting`]'s, and where each API
 //! keeps its declarations and calls is its room's ([`crate::apis`]): this module only joins them.
 //! Nothing here reads, writes or prints.
 //!
@@ -38,7 +38,7 @@
 
 use serde_json::Value;
 
-use super::{strip_noting, Listing, TakenReason, ToolNames};
+use super::{strip_noting_as, Listing, TakenReason, ToolNames};
 use crate::apis::Api;
 
 /// One request's listing: its `tools` as they go upstream, and the tools whose calls in its
@@ -84,13 +84,14 @@ pub fn augment_tools(api: Api, tools: &[Value]) -> AugmentedTools {
 /// call in any other shape (an Anthropic `server_tool_use`, a Responses `mcp_call` or
 /// `custom_tool_call`) runs elsewhere than in the agent and is left as it came. Returns whether
 /// the call changed.
-pub fn strip_call(
+pub fn strip_answer_call(
     api: Api,
     call: &mut Value,
     tracked: &ToolNames,
     taken: &mut Vec<TakenReason>,
 ) -> bool {
-    Api::of_call(call) == Some(api) && strip_noting(call, tracked, taken)
+    // Recognised once here, then read in its API's shape.
+    Api::of_call(call) == Some(api) && strip_noting_as(api, call, tracked, taken)
 }
 
 /// Takes the reason off every call of an answer body in place (the calls its room names, in the
@@ -107,7 +108,7 @@ pub fn strip_answer(
     api.answer_calls(answer)
         .into_iter()
         .fold(false, |changed, call| {
-            strip_call(api, call, tracked, taken) | changed
+            strip_answer_call(api, call, tracked, taken) | changed
         })
 }
 

@@ -12,7 +12,7 @@ pub fn taken(tool: &str, call_id: &str, reason: Value) -> TakenReason {
         Some(call_id.into()),
         None,
         reason,
-        &json!({"command": "ls"}),
+        json!({"command": "ls"}),
     )
 }
 

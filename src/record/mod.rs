@@ -5,7 +5,7 @@ use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::envelope::{decode_arguments, Arguments};
+use crate::call_arguments::{decode_arguments, Arguments};
 use crate::reason_parameter::REASON_PARAM;
 
 mod format;

@@ -15,6 +15,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
+use reasons::apis::Api;
 use reasons::gateway::Exchange;
 
 use crate::util::gateway::{Gateway, SECRET};
@@ -348,14 +349,10 @@ struct Through {
 }
 
 fn through(recorded: &Recorded, at: usize, writes: &[usize], cleanly: bool) -> Through {
-    let (exchange, _) = Exchange::new(
-        recorded.path.split('?').next().expect("a path"),
-        &recorded.request_body(),
-        true,
-        None,
-    )
-    .expect("an API's path");
-    let mut stream = exchange.stream();
+    let path = recorded.path.split('?').next().expect("a path");
+    let api = Api::of_path(path).expect("an API's path");
+    let (exchange, _) = Exchange::new(api, path, &recorded.request_body(), true, None);
+    let mut stream = exchange.streamed_answer();
     let bytes = recorded.bytes();
     let mut rest = &bytes[..at];
     let mut out = reasons::gateway::Output::default();

@@ -257,6 +257,26 @@ fn other_requests_and_their_headers_pass_untouched() {
     assert_eq!(received[1].header("x-api-key"), Some(SECRET));
 }
 
+/// The request handler decides a request's API once, from its path: a path of no API's (here
+/// Anthropic's legacy Text Completions) is forwarded as it came, tools and all, and so is its
+/// answer, whatever it holds; it is neither refused nor read.
+#[test]
+fn a_post_on_a_path_of_no_api_goes_as_it_came_and_so_does_its_answer() {
+    let answer = json!({"content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+        "input": {"command": "ls", "reason": REASON}}]});
+    let sent = answer.clone();
+    let upstream = Upstream::start(move |_| Answer::Json(200, sent.clone()));
+    let gateway = Gateway::start(&upstream.url(), &[]);
+    let body = messages_request(&[bash_tool()], false);
+    let reply = gateway.post("/v1/complete", &body);
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json(), answer);
+    let received = upstream.received();
+    assert_eq!(received[0].path, "/v1/complete");
+    assert_eq!(received[0].body, body);
+    assert!(!gateway.log.exists() || read_reasons_log(&gateway.log).is_empty());
+}
+
 #[test]
 fn bodies_that_are_not_json_or_hold_no_tool_array_go_on_as_they_came() {
     let upstream = Upstream::start(|_| {

@@ -275,12 +275,12 @@ fn a_tool_that_declares_its_own_reason_is_never_stripped() {
 }
 
 #[test]
-fn strip_call_takes_one_assembled_call_in_its_own_shape_only() {
+fn strip_answer_call_takes_one_assembled_call_in_its_own_shape_only() {
     // Assembled from Anthropic `input_json_delta` fragments: the input is still a string.
     let mut assembled = json!({ "type": "tool_use", "id": "toolu_9", "name": "bash",
         "input": "{\"command\":\"ls\",\"reason\":\"r\"}" });
     let mut taken = Vec::new();
-    assert!(strip_call(
+    assert!(strip_answer_call(
         Api::Anthropic,
         &mut assembled,
         &names(&["bash"]),
@@ -290,7 +290,7 @@ fn strip_call_takes_one_assembled_call_in_its_own_shape_only() {
     assert_eq!(assembled["input"], json!("{\"command\":\"ls\"}"));
     let mut chat = json!({ "id": "c", "type": "function", "function": { "name": "bash",
         "arguments": "{\"reason\":\"r\"}" } });
-    assert!(!strip_call(
+    assert!(!strip_answer_call(
         Api::Anthropic,
         &mut chat,
         &names(&["bash"]),

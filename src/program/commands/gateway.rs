@@ -23,7 +23,7 @@ use hyper::body::{Body, Incoming};
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use reasons::apis::{Api, Provider};
+use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
     betas_without_the_tool_use_classifier, Exchange, Output, Recall, RECALL_TAIL, SESSION_HEADERS,
 };
@@ -91,20 +91,20 @@ struct Gateway {
 /// Where each provider's requests go.
 #[derive(Debug, Clone)]
 struct Upstreams {
-    by_provider: Vec<(Provider, Upstream)>,
+    by_provider: Vec<(ModelProvider, Upstream)>,
 }
 
 impl Upstreams {
     /// Reads `--upstream [API=]URL`…: each provider's own API unless a bare URL sends every API
     /// to one place; `API=URL` then sets one provider's, whatever the order.
     fn parse(given: &[String]) -> anyhow::Result<Upstreams> {
-        let providers = Provider::all();
+        let providers = ModelProvider::all();
         let names = || {
             let names: Vec<&str> = providers.iter().map(|provider| provider.name).collect();
             names.join(", ")
         };
         let mut everything: Option<&str> = None;
-        let mut one: Vec<(Provider, &str)> = Vec::new();
+        let mut one: Vec<(ModelProvider, &str)> = Vec::new();
         for value in given {
             let named = value
                 .split_once('=')
@@ -145,7 +145,7 @@ impl Upstreams {
         Ok(Upstreams { by_provider })
     }
 
-    fn of(&self, provider: Provider) -> &Upstream {
+    fn of(&self, provider: ModelProvider) -> &Upstream {
         self.by_provider
             .iter()
             .find(|(named, _)| *named == provider)
@@ -452,31 +452,38 @@ impl Gateway {
         if let Some(answer) = self.team.answer(request.method(), &path).await {
             return answer;
         }
-        let rewritten = request.method() == Method::POST && Api::of_path(&path).is_some();
-        let provider = Provider::of_request(&path, &|name| request.headers().contains_key(name));
+        // The door: the request's API is decided here, once, and carried along. A path of no
+        // API's goes upstream untouched (SPEC §4.2), as does any method but POST.
+        let api = Api::of_path(&path);
+        let rewritten_as = api.filter(|_| request.method() == Method::POST);
+        let provider =
+            ModelProvider::of_request(api, &path, &|name| request.headers().contains_key(name));
         let upstream = self.upstreams.of(provider);
         let uri = match upstream.uri_for(&path_and_query) {
             Ok(uri) => uri,
-            Err(error) => return error_answer(StatusCode::BAD_REQUEST, &path, &error.to_string()),
+            Err(error) => return error_answer(StatusCode::BAD_REQUEST, api, &error.to_string()),
         };
         let (mut parts, body) = request.into_parts();
         remove_hop_by_hop(&mut parts.headers);
         parts.headers.remove(header::HOST);
         parts.uri = uri;
-        let (body, exchange) = match rewritten {
-            false => (body.map_err(BoxError::from).boxed(), None),
-            true => {
+        let (body, exchange) = match rewritten_as {
+            None => (body.map_err(BoxError::from).boxed(), None),
+            Some(rewritten_as) => {
                 let bytes = match read_bounded(body, &parts.headers, self.max_body).await {
                     Ok(bytes) => bytes,
-                    Err(refused) => return refused.answer(&path, self.max_body),
+                    Err(refused) => return refused.answer(api, self.max_body),
                 };
-                let made = self
+                let (mut exchange, augmented) = self
                     .team
-                    .exchange(&path, &bytes, self.strip, self.recall.as_ref())
+                    .exchange(
+                        rewritten_as,
+                        &path,
+                        &bytes,
+                        self.strip,
+                        self.recall.as_ref(),
+                    )
                     .await;
-                let Some((mut exchange, augmented)) = made else {
-                    return error_answer(StatusCode::NOT_FOUND, &path, "no API serves this path");
-                };
                 // Agents name their session in a header, when they do, more reliably than in
                 // the body.
                 let named = SESSION_HEADERS.iter().find_map(|name| {
@@ -521,7 +528,7 @@ impl Gateway {
                 if self.unreached(provider) {
                     say(&format!("{path}: {message}"));
                 }
-                return error_answer(StatusCode::BAD_GATEWAY, &path, &message);
+                return error_answer(StatusCode::BAD_GATEWAY, api, &message);
             }
         };
         let (mut parts, body) = upstream.into_parts();
@@ -541,12 +548,12 @@ impl Gateway {
                         if self.verbose {
                             say(&format!("{path}: {message}"));
                         }
-                        return error_answer(StatusCode::BAD_GATEWAY, &path, &message);
+                        return error_answer(StatusCode::BAD_GATEWAY, api, &message);
                     }
                 };
                 let answer = exchange.answer(&bytes);
                 if answer.withheld {
-                    return self.withheld(&path, bytes.len());
+                    return self.withheld(api, &path, bytes.len());
                 }
                 self.log(&answer.reasons, exchange.session.as_deref());
                 let bytes = answer.body.map_or(bytes, Bytes::from);
@@ -561,13 +568,13 @@ impl Gateway {
 
     /// Streams an answer through the layer: each piece is rewritten as it arrives, its reasons
     /// logged, then it is sent on. A client that goes away ends the upstream's stream too, even
-    /// while the upstream sends nothing. A stream that breaks off (see `Stream::end`) sends
-    /// nothing it held, and the client's stream breaks off after what was sent.
+    /// while the upstream sends nothing. A stream that breaks off (see `StreamedAnswer::end`)
+    /// sends nothing it held, and the client's stream breaks off after what was sent.
     fn stream(self: &Arc<Self>, exchange: Exchange, path: String, mut body: Incoming) -> ProxyBody {
         let (sender, relay) = Relay::new(4);
         let gateway = Arc::clone(self);
         tokio::spawn(async move {
-            let mut stream = exchange.stream();
+            let mut stream = exchange.streamed_answer();
             let session = exchange.session.as_deref();
             loop {
                 let (pieces, ended) = tokio::select! {
@@ -642,14 +649,14 @@ impl Gateway {
     /// The answer to a plain JSON answer that is not JSON, in an exchange that strips: a body
     /// cut off before its end may hold a reason the layer cannot take off, and the client
     /// could not have read it either.
-    fn withheld(&self, path: &str, length: usize) -> Response<ProxyBody> {
+    fn withheld(&self, api: Option<Api>, path: &str, length: usize) -> Response<ProxyBody> {
         let message = format!(
             "the upstream's answer is not complete JSON ({length} bytes); not passed on, as it may hold a reason"
         );
         if self.verbose {
             say(&format!("{path}: {message}"));
         }
-        error_answer(StatusCode::BAD_GATEWAY, path, &message)
+        error_answer(StatusCode::BAD_GATEWAY, api, &message)
     }
 
     /// Logs a piece's reasons, then sends its bytes; false when the client has gone.
@@ -659,7 +666,7 @@ impl Gateway {
     }
 
     /// Notes that a provider's upstream answered: a later failure is news again.
-    fn reached(&self, provider: Provider) {
+    fn reached(&self, provider: ModelProvider) {
         let mut unreachable = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
         if !unreachable.is_empty() {
             unreachable.remove(provider.name);
@@ -668,7 +675,7 @@ impl Gateway {
 
     /// Notes that a provider's upstream could not be reached; true the first time in a row, when
     /// the person beside the gateway must hear of it (the agent only sees its request fail).
-    fn unreached(&self, provider: Provider) -> bool {
+    fn unreached(&self, provider: ModelProvider) -> bool {
         let mut unreachable = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
         unreachable.insert(provider.name) || self.verbose
     }
@@ -767,16 +774,16 @@ enum Refused {
 }
 
 impl Refused {
-    fn answer(&self, path: &str, max_body: u64) -> Response<ProxyBody> {
+    fn answer(&self, api: Option<Api>, max_body: u64) -> Response<ProxyBody> {
         match self {
             Refused::TooLarge => error_answer(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                path,
+                api,
                 &format!("the request body is larger than --max-body ({max_body} bytes)"),
             ),
             // Nobody is left to answer, but hyper wants an answer.
             Refused::Broken(error) => {
-                error_answer(StatusCode::BAD_REQUEST, path, &error.to_string())
+                error_answer(StatusCode::BAD_REQUEST, api, &error.to_string())
             }
         }
     }
@@ -805,13 +812,10 @@ async fn read_bounded(mut body: Incoming, headers: &HeaderMap, max: u64) -> Resu
     Ok(Bytes::from(bytes))
 }
 
-/// An error answer in the envelope of the API the path belongs to.
-fn error_answer(status: StatusCode, path: &str, message: &str) -> Response<ProxyBody> {
-    let body = Api::error_body(
-        path,
-        status.as_u16(),
-        &format!("reasons gateway: {message}"),
-    );
+/// An error answer in the envelope of the request's API (see [`Api::of_error_answer`]).
+fn error_answer(status: StatusCode, api: Option<Api>, message: &str) -> Response<ProxyBody> {
+    let body = Api::of_error_answer(api)
+        .error_body(status.as_u16(), &format!("reasons gateway: {message}"));
     let mut answer = Response::new(full(body));
     *answer.status_mut() = status;
     answer.headers_mut().insert(

@@ -292,7 +292,7 @@ mod tests {
                 Some(id.into()),
                 None,
                 json!(reason),
-                &json!({"command": "ls"}),
+                json!({"command": "ls"}),
             );
             log.append(&Record::now(Via::Gateway, taken, None)).unwrap();
         }
@@ -326,7 +326,7 @@ mod tests {
             id.map(Into::into),
             None,
             json!(reason),
-            &arguments,
+            arguments,
         );
         log.append(&Record::now(Via::Gateway, taken, None)).unwrap();
     }

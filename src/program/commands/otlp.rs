@@ -470,7 +470,7 @@ mod tests {
                 Some("toolu_1".into()),
                 None,
                 json!("Look around"),
-                &json!({"command": "ls"}),
+                json!({"command": "ls"}),
             ),
             Some("s1".into()),
         );

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use maud::{html, Markup, PreEscaped, Render, DOCTYPE};
-use reasons::envelope::{decode_arguments, Arguments};
+use reasons::call_arguments::{decode_arguments, Arguments};
 use reasons::layer::REASON_PARAM;
 use reasons::record::{CallRecord, ReasonFrom, Status};
 use reasons::stats::Report;

@@ -15,6 +15,7 @@ use std::sync::{Mutex, RwLock};
 
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Response, StatusCode};
+use reasons::apis::Api;
 use reasons::gateway::{Exchange, Lookup, Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
 use reasons::reasons_log::{Logged, Record};
 use serde_json::{json, Map, Value};
@@ -138,17 +139,18 @@ impl Team {
     /// once.
     pub async fn exchange(
         &self,
+        api: Api,
         path: &str,
         body: &[u8],
         strip: bool,
         recall: Option<&RwLock<Recall>>,
-    ) -> Option<(Exchange, Option<Vec<u8>>)> {
+    ) -> (Exchange, Option<Vec<u8>>) {
         let read = |recall: &RwLock<Recall>| {
             let recall = recall.read().unwrap_or_else(|e| e.into_inner());
-            Exchange::new(path, body, strip, Some(&*recall))
+            Exchange::new(api, path, body, strip, Some(&*recall))
         };
         let Some(recall) = recall else {
-            return Exchange::new(path, body, strip, None);
+            return Exchange::new(api, path, body, strip, None);
         };
         let Some(store) = &self.store else {
             return read(recall);
@@ -159,7 +161,7 @@ impl Team {
                 recall: &remembered,
                 missed: RefCell::default(),
             };
-            let made = Exchange::new(path, body, strip, Some(&noting));
+            let made = Exchange::new(api, path, body, strip, Some(&noting));
             (made, noting.missed.into_inner())
         };
         if missed.is_empty() {

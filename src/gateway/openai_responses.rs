@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::rewrite::{CutCall, EventRewriter, Output};
 use super::sse::{self, Fields};
 use crate::apis::Api;
-use crate::layer::wire::{strip_answer, strip_call};
+use crate::layer::wire::{strip_answer, strip_answer_call};
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
 /// A `function_call` item being streamed.
@@ -26,7 +26,7 @@ struct Item {
 }
 
 /// Rewrites a Responses stream.
-pub struct EventStream {
+pub struct OpenAiResponsesRewriter {
     tracked: Arc<ToolNames>,
     strip: bool,
     /// The function calls to tracked tools, by item id.
@@ -38,9 +38,9 @@ pub struct EventStream {
     completed: HashSet<String>,
 }
 
-impl EventStream {
-    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> EventStream {
-        EventStream {
+impl OpenAiResponsesRewriter {
+    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> OpenAiResponsesRewriter {
+        OpenAiResponsesRewriter {
             tracked,
             strip,
             items: HashMap::new(),
@@ -65,24 +65,25 @@ impl EventStream {
             let again = self.completed.contains(item_id);
             return strip_arguments_text(arguments)
                 .filter(|_| again)
-                .map(|(_, stripped)| stripped);
+                .map(|stripped| stripped.text());
         };
         self.completed.insert(item_id.to_owned());
-        let Some((reason, stripped)) = strip_arguments_text(arguments) else {
+        let Some(stripped) = strip_arguments_text(arguments) else {
             out.bytes.extend_from_slice(&item.held);
             return None;
         };
+        let text = stripped.text();
         let taken = TakenReason::new(
             item.tool,
             item.call_id,
             None,
-            reason,
-            &Value::from(stripped.as_str()),
+            stripped.reason,
+            Value::Object(stripped.arguments),
         );
         self.note(taken, Some(item_id), out);
         match item.first_delta {
             Some(mut delta) => {
-                delta.insert("delta".to_owned(), Value::from(stripped.as_str()));
+                delta.insert("delta".to_owned(), Value::from(text.as_str()));
                 out.bytes.extend(sse::event(
                     Some("response.function_call_arguments.delta"),
                     &Value::Object(delta).to_string(),
@@ -90,7 +91,7 @@ impl EventStream {
             }
             None => out.bytes.extend_from_slice(&item.held),
         }
-        Some(stripped)
+        Some(text)
     }
 
     /// Takes the reasons off complete items (an `output_item.done`'s, or every one of a
@@ -106,7 +107,7 @@ impl EventStream {
         let changed = if whole_response {
             strip_answer(Api::OpenAiResponses, value, &self.tracked, &mut taken)
         } else {
-            strip_call(Api::OpenAiResponses, value, &self.tracked, &mut taken)
+            strip_answer_call(Api::OpenAiResponses, value, &self.tracked, &mut taken)
         };
         for reason in taken {
             self.note(reason, None, out);
@@ -232,7 +233,7 @@ fn is_call_event(kind: &str) -> bool {
     )
 }
 
-impl EventRewriter for EventStream {
+impl EventRewriter for OpenAiResponsesRewriter {
     fn event(&mut self, event: &[u8], out: &mut Output) {
         let Some(fields) = Fields::parse(event) else {
             out.bytes.extend_from_slice(event);
@@ -347,7 +348,7 @@ mod tests {
 
     fn run(events: &[Vec<u8>], strip: bool) -> (Vec<Value>, Vec<TakenReason>) {
         let tracked: ToolNames = ["exec_command".to_owned()].into();
-        let mut stream = EventStream::new(Arc::new(tracked), strip);
+        let mut stream = OpenAiResponsesRewriter::new(Arc::new(tracked), strip);
         let mut out = Output::default();
         for event in events {
             stream.event(event, &mut out);
@@ -403,7 +404,7 @@ mod tests {
     fn no_strip_sends_every_event_as_it_came_and_notes_the_reason_once() {
         let events = full_stream();
         let tracked: ToolNames = ["exec_command".to_owned()].into();
-        let mut stream = EventStream::new(Arc::new(tracked), false);
+        let mut stream = OpenAiResponsesRewriter::new(Arc::new(tracked), false);
         let mut out = Output::default();
         for event in &events {
             stream.event(event, &mut out);
@@ -431,7 +432,7 @@ mod tests {
         assert_eq!(sent.len(), 2);
         assert!(reasons.is_empty());
         let tracked: ToolNames = ["exec_command".to_owned()].into();
-        let mut stream = EventStream::new(Arc::new(tracked), true);
+        let mut stream = OpenAiResponsesRewriter::new(Arc::new(tracked), true);
         let mut out = Output::default();
         for event in &events[..4] {
             stream.event(event, &mut out);

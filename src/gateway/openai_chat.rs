@@ -29,15 +29,15 @@ struct Hold {
 }
 
 /// Rewrites a Chat Completions stream.
-pub struct ChunkStream {
+pub struct OpenAiChatRewriter {
     tracked: Arc<ToolNames>,
     strip: bool,
     calls: StreamedCalls<Hold>,
 }
 
-impl ChunkStream {
-    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> ChunkStream {
-        ChunkStream {
+impl OpenAiChatRewriter {
+    pub fn new(tracked: Arc<ToolNames>, strip: bool) -> OpenAiChatRewriter {
+        OpenAiChatRewriter {
             tracked,
             strip,
             calls: StreamedCalls::default(),
@@ -54,17 +54,17 @@ impl ChunkStream {
     fn finish(&self, call: StreamedCall<Hold>, out: &mut Output) {
         let mut arguments = call.arguments;
         if self.tracked.contains(&call.name) {
-            if let Some((reason, stripped)) = strip_arguments_text(&arguments) {
+            if let Some(stripped) = strip_arguments_text(&arguments) {
+                if call.with.held {
+                    arguments = stripped.text();
+                }
                 out.reasons.push(TakenReason::new(
                     call.name,
                     call.id,
                     None,
-                    reason,
-                    &Value::from(stripped.as_str()),
+                    stripped.reason,
+                    Value::Object(stripped.arguments),
                 ));
-                if call.with.held {
-                    arguments = stripped;
-                }
             }
         }
         if !call.with.held {
@@ -193,7 +193,7 @@ fn is_empty_choice(choice: &Value) -> bool {
     })
 }
 
-impl EventRewriter for ChunkStream {
+impl EventRewriter for OpenAiChatRewriter {
     fn event(&mut self, event: &[u8], out: &mut Output) {
         let Some(fields) = Fields::parse(event) else {
             out.bytes.extend_from_slice(event);
@@ -298,7 +298,7 @@ mod tests {
 
     fn run(events: &[Vec<u8>], strip: bool) -> Output {
         let tracked: ToolNames = ["shell".to_owned()].into();
-        let mut stream = ChunkStream::new(Arc::new(tracked), strip);
+        let mut stream = OpenAiChatRewriter::new(Arc::new(tracked), strip);
         let mut out = Output::default();
         for event in events {
             stream.event(event, &mut out);
