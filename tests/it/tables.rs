@@ -160,12 +160,25 @@ fn stats_tables_are_laid_out_at_80_and_160_columns() {
         "{wide}"
     );
     assert_fits(&wide, 160);
-    // A key longer than the room left beside the numbers wraps, and the table fits.
+    // A key of a usual length (a session id) stays on one line: the least needed numbers make
+    // room for it, and the last line names them.
     let sessions = run_at(110, &["stats", "--by", "session", "samples"]).stdout;
     assert_fits(&sessions, 110);
     assert!(
-        !sessions.contains("0199b6e4-3c2a-7d10-8e55-4f0a2c9d1b77"),
+        sessions.contains(" 0199b6e4-3c2a-7d10-8e55-4f0a2c9d1b77 "),
         "{sessions}"
+    );
+    assert!(
+        sessions.contains("not shown at 110 columns: declared, median len"),
+        "{sessions}"
+    );
+    // Where even the key, the calls and the coverage leave no room for it, the key wraps, and
+    // the table still fits.
+    let narrow = run_at(50, &["stats", "--by", "file", "samples"]).stdout;
+    assert_fits(&narrow, 50);
+    assert!(
+        !narrow.contains("samples/gemini-cli-session.jsonl"),
+        "{narrow}"
     );
     golden("stats-by-session.110.txt", &sessions);
 }
@@ -200,7 +213,12 @@ fn a_stats_table_at_80_columns_fits_leaving_out_the_least_needed_columns_and_say
             "{}",
             narrow.stdout
         );
-        let said = narrow.stdout.lines().last().unwrap_or_default();
+        // What was left out is said after the footer, on as many lines as it takes.
+        let (_, said) = narrow
+            .stdout
+            .split_once(" malformed lines skipped\n")
+            .unwrap();
+        let said = said.replace('\n', " ");
         assert!(
             said.starts_with("not shown at 80 columns: ") && said.contains("median len"),
             "{}",

@@ -206,25 +206,26 @@ fn write_stats_table(report: &Report, width: TableWidth, out: &mut dyn Write) ->
     writeln!(out, "{}", footer(report))?;
     if !left_out.is_empty() {
         let said = format!(
-            "not shown at {columns_wide} columns: {}",
+            "not shown at {columns_wide} columns: {} (see --format csv)",
             left_out.join(", ")
         );
-        let hint = " (see --format csv)";
-        if display_width(&said) + hint.len() <= columns_wide {
-            writeln!(out, "{said}{hint}")?;
-        } else {
-            writeln!(out, "{said}")?;
+        for line in words_within(&said, columns_wide) {
+            writeln!(out, "{line}")?;
         }
     }
     Ok(())
 }
 
-/// Which columns a table `width` wide shows: every one when the table fits at its least widths,
-/// else all but the first few of [`LEFT_OUT_FIRST`], as few as it takes. When even the key,
-/// the calls and the coverage do not fit, every column is shown and the terminal folds the lines.
+/// How wide a key (a tool, a path) may be and still be kept on one line before numbers are left
+/// out for it: a path of a usual depth, not the one outlier that would cost every column.
+const KEY_ON_ONE_LINE: usize = 40;
+
+/// Which columns a table `width` wide shows: every one when the table fits, else all but the
+/// first few of [`LEFT_OUT_FIRST`], as few as it takes. Fitting first means the key on one line
+/// (up to [`KEY_ON_ONE_LINE`]); when that cannot be had, the key wraps. When even the key, the
+/// calls and the coverage do not fit, every column is shown and the terminal folds the lines.
 fn shown_columns(columns: &[Column], wants: &[usize], width: usize) -> Vec<bool> {
-    let mut shown = vec![true; columns.len()];
-    let fits = |shown: &[bool]| {
+    let fits = |shown: &[bool], key_on_one_line: bool| {
         let kept = kept_columns(columns, shown);
         let wants: Vec<usize> = wants
             .iter()
@@ -233,20 +234,39 @@ fn shown_columns(columns: &[Column], wants: &[usize], width: usize) -> Vec<bool>
             .collect();
         let widths = layout(width, &kept, &wants);
         table_width(&widths) <= width
+            && (!key_on_one_line || widths[0] >= wants[0].min(KEY_ON_ONE_LINE))
     };
-    for header in LEFT_OUT_FIRST {
-        if fits(&shown) {
+    for key_on_one_line in [true, false] {
+        let mut shown = vec![true; columns.len()];
+        for header in LEFT_OUT_FIRST {
+            if fits(&shown, key_on_one_line) {
+                return shown;
+            }
+            if let Some(at) = columns.iter().position(|column| column.header == header) {
+                shown[at] = false;
+            }
+        }
+        if fits(&shown, key_on_one_line) {
             return shown;
         }
-        if let Some(at) = columns.iter().position(|column| column.header == header) {
-            shown[at] = false;
+    }
+    vec![true; columns.len()]
+}
+
+/// `text` in lines no wider than `width`, broken between words (a word wider than that on a
+/// line of its own).
+fn words_within(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if display_width(line) + 1 + display_width(word) <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
         }
     }
-    if fits(&shown) {
-        shown
-    } else {
-        vec![true; columns.len()]
-    }
+    lines
 }
 
 fn kept_columns(columns: &[Column], shown: &[bool]) -> Vec<Column> {
