@@ -108,7 +108,9 @@ pub enum Command {
     /// for Gemini CLI and Copilot CLI, which send none, by what the call touched). Claude Code and
     /// Copilot CLI get it inside their approval dialog ("Why (the model's claim): …"), as the
     /// agent's own "ask", only where the agent would have asked the person anyway, in an attended
-    /// interactive session; elsewhere, and with --after, Claude Code, Codex and Gemini CLI get it
+    /// interactive session, with no other hook of the person's that may answer for the call, and
+    /// not where the dialog lists the reason already (an MCP tool behind `reasons proxy`);
+    /// elsewhere, and with --after, Claude Code, Codex and Gemini CLI get it
     /// as a `systemMessage` beside the call. The reason never decides anything, and a hook never
     /// gets in the way: with no reason, bad input or any error it prints nothing and exits 0.
     /// `reasons hook install AGENT` writes the hook into the agent's user settings; `reasons hook
