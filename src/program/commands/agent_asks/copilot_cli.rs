@@ -31,7 +31,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{hook_handlers, is_our_hook, read_json, runs_program, shell, Surroundings};
+use super::{
+    hook_handlers, is_our_hook, read_json, read_json_with_comments, runs_program, shell,
+    Surroundings,
+};
 
 /// Whether Copilot CLI's command line is this one: `copilot`, or node running its package.
 pub fn is_copilot_cli(line: &[String]) -> bool {
@@ -134,7 +137,8 @@ fn another_hook(event: &Value, around: &Surroundings) -> Option<bool> {
     }
     plugin_hooks(&home.join("installed-plugins"), PLUGIN_DEPTH, &mut files);
     for file in files {
-        let Some(settings) = read_json(&file).ok()? else {
+        // Its `config.json` starts with a comment.
+        let Some(settings) = read_json_with_comments(&file).ok()? else {
             continue;
         };
         for event in ["preToolUse", "PreToolUse"] {
@@ -469,6 +473,14 @@ mod tests {
             |event: &str, handler: &Value| json!({"version": 1, "hooks": {event: [handler]}});
         let user_hooks = home.dir.path().join(".copilot/hooks/reasons.json");
         write(&user_hooks, hooks("preToolUse", &ours));
+        // Its config.json as Copilot CLI 1.0.102 writes it, a comment on top.
+        let config = home.dir.path().join(".copilot/config.json");
+        std::fs::write(
+            &config,
+            "// User settings belong in settings.json.\n// This file is managed automatically.\n\
+             {\n  \"firstLaunchAt\": \"2026-12-02T15:23:25.016Z\",\n  \"appTipShown\": true\n}\n",
+        )
+        .unwrap();
         write(
             &home.dir.path().join(".copilot/hooks/log.json"),
             hooks("postToolUse", &other),
@@ -477,7 +489,6 @@ mod tests {
         let repo = home.dir.path().join("repo");
         for file in [
             home.dir.path().join(".copilot/hooks/other.json"),
-            home.dir.path().join(".copilot/config.json"),
             home.dir.path().join(".copilot/settings.json"),
             repo.join(".github/hooks/policy.json"),
             work.join(".github/hooks/policy.json"),
@@ -500,6 +511,14 @@ mod tests {
             std::fs::remove_file(&file).unwrap();
             assert!(would_ask(&call, &around), "{}", file.display());
         }
+        // Hooks in its config.json, comment and all.
+        let with_hook = format!(
+            "// This file is managed automatically.\n{}",
+            hooks("preToolUse", &other)
+        );
+        std::fs::write(&config, with_hook).unwrap();
+        assert!(!would_ask(&call, &around));
+        std::fs::remove_file(&config).unwrap();
         // Beside ours in our own file; a hooks file it cannot read.
         write(
             &user_hooks,

@@ -219,6 +219,65 @@ pub fn read_json(path: &Path) -> Result<Option<Value>, ()> {
     }
 }
 
+/// Reads a JSON settings file that may hold `//` and `/* */` comments (Copilot CLI writes its
+/// `config.json` with a comment on top), as [`read_json`] does.
+pub fn read_json_with_comments(path: &Path) -> Result<Option<Value>, ()> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Ok(None),
+        Ok(text) => match serde_json::from_str::<Value>(&without_comments(&text)) {
+            Ok(value) if value.is_object() => Ok(Some(value)),
+            _ => Err(()),
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
+/// JSON text with its comments blanked out, strings left as they are.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,6 +377,19 @@ mod tests {
         );
         assert!(hook_handlers(&json!({"a": 1})).is_err());
         assert!(hook_handlers(&json!([{"hooks": 5}])).is_err());
+    }
+
+    #[test]
+    fn comments_are_left_out_of_json_but_not_out_of_its_strings() {
+        let text =
+            "// managed automatically\n{\"a\": \"x // y /* z */\", /* b */ \"c\": [1, 2] // end\n}";
+        let value: Value = serde_json::from_str(&without_comments(text)).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"a": "x // y /* z */", "c": [1, 2]})
+        );
+        let escaped = r#"{"a": "q\"//"}"#;
+        assert_eq!(without_comments(escaped), escaped);
     }
 
     #[test]
