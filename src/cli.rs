@@ -145,11 +145,12 @@ pub enum Command {
     /// --baseurl` pointed at the gateway.
     ///
     /// The hook is wired for this run where the agent takes one without a settings file
-    /// changed, unless the agent's settings run it already: Claude Code (`--settings`) and Codex
+    /// changed, unless the agent's settings run it already: Claude Code (`--settings`), Codex
     /// (`-c hooks.PreToolUse=…`, which Codex asks you to review and trust before it first
-    /// runs). Gemini CLI takes its hook only from settings files (`reasons hook install
-    /// gemini-cli`); Copilot CLI, OpenCode, Kilo, Qwen Code and Cline have none for one run:
-    /// `reasons watch` shows their reasons (`--watch`).
+    /// runs) and Copilot CLI (`--plugin-dir` with a plugin of the run's own, made in a temporary
+    /// folder and removed at the end). Gemini CLI takes its hook only from settings files
+    /// (`reasons hook install gemini-cli`); OpenCode, Kilo, Qwen Code and Cline have none for one
+    /// run: `reasons watch` shows their reasons (`--watch`).
     ///
     /// Ctrl-C and the window's size are the agent's (it shares the terminal's process group);
     /// SIGTERM and SIGHUP sent to `reasons` are passed on to the agent.
