@@ -108,7 +108,9 @@ pub enum Command {
     /// for Gemini CLI and Copilot CLI, which send none, by what the call touched). Claude Code and
     /// Copilot CLI get it inside their approval dialog ("Why (the model's claim): …"), as the
     /// agent's own "ask", only where the agent would have asked the person anyway, in an attended
-    /// interactive session; elsewhere, and with --after, Claude Code, Codex and Gemini CLI get it
+    /// interactive session, with no other hook of the person's that may answer for the call, and
+    /// not where the dialog lists the reason already (an MCP tool behind `reasons proxy`);
+    /// elsewhere, and with --after, Claude Code, Codex and Gemini CLI get it
     /// as a `systemMessage` beside the call. The reason never decides anything, and a hook never
     /// gets in the way: with no reason, bad input or any error it prints nothing and exits 0.
     /// `reasons hook install AGENT` writes the hook into the agent's user settings; `reasons hook
@@ -143,11 +145,12 @@ pub enum Command {
     /// --baseurl` pointed at the gateway.
     ///
     /// The hook is wired for this run where the agent takes one without a settings file
-    /// changed, unless the agent's settings run it already: Claude Code (`--settings`) and Codex
+    /// changed, unless the agent's settings run it already: Claude Code (`--settings`), Codex
     /// (`-c hooks.PreToolUse=…`, which Codex asks you to review and trust before it first
-    /// runs). Gemini CLI takes its hook only from settings files (`reasons hook install
-    /// gemini-cli`); Copilot CLI, OpenCode, Kilo, Qwen Code and Cline have none for one run:
-    /// `reasons watch` shows their reasons (`--watch`).
+    /// runs) and Copilot CLI (`--plugin-dir` with a plugin of the run's own, made in a temporary
+    /// folder and removed at the end). Gemini CLI takes its hook only from settings files
+    /// (`reasons hook install gemini-cli`); OpenCode, Kilo, Qwen Code and Cline have none for one
+    /// run: `reasons watch` shows their reasons (`--watch`).
     ///
     /// Ctrl-C and the window's size are the agent's (it shares the terminal's process group);
     /// SIGTERM and SIGHUP sent to `reasons` are passed on to the agent.

@@ -494,6 +494,20 @@ fn more_agents_run(agent: Agent) {
         .unwrap_or_else(|error| panic!("{agent:?} did not run the command: {error}"));
     assert_eq!(marker, MARKER);
     settings.check();
+    if agent == Agent::Copilot {
+        // The hook of the run's plugin (--plugin-dir) ran before the call, the only hook there
+        // is (the sandbox's HOME has none), and denied nothing: the command ran, above.
+        let home = sandbox.path("home");
+        let events =
+            crate::util::only_file(&home.join(".copilot/session-state"), "", "events.jsonl");
+        let events = std::fs::read_to_string(&events).unwrap();
+        let hook_ran = events.lines().any(|line| {
+            let event: Value = serde_json::from_str(line).unwrap_or_default();
+            event["type"] == "hook.start" && event["data"]["hookType"] == "preToolUse"
+        });
+        assert!(hook_ran, "{events}");
+        assert!(!home.join(".copilot/hooks").exists());
+    }
 }
 
 #[test]

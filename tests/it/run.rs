@@ -499,6 +499,68 @@ fn every_agent_is_pointed_at_the_gateway_its_own_way() {
 }
 
 #[test]
+fn copilot_gets_the_hook_for_this_run_as_a_plugin_of_its_own() {
+    let sandbox = Sandbox::new();
+    let agents = FakeAgents::new();
+    // The plugin's folder is removed at the end of the run: the fake agent keeps a copy.
+    agents.add(
+        "copilot",
+        r#"if [ "$1" = --plugin-dir ]; then cp -r "$2" "$HOME/plugin"; fi"#,
+    );
+    let hooks = sandbox.path("home").join(".copilot/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let theirs = r#"{"version": 1, "hooks": {"sessionStart": []}}"#;
+    std::fs::write(hooks.join("mine.json"), theirs).unwrap();
+    let log = sandbox.path("state").join("run.jsonl");
+    let provider = [("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9/v1")];
+    let outcome = run_in(
+        &sandbox,
+        &agents,
+        &["copilot", "--reasons-log", arg(&log), "--", "-i", "hi"],
+        &provider,
+    );
+    assert!(outcome.status.success(), "{}", outcome.stderr);
+    let args = agent_args(&sandbox);
+    assert_eq!(args[0], "--plugin-dir", "{args:?}");
+    assert_eq!(&args[2..], ["-i", "hi"]);
+    assert!(
+        !std::path::Path::new(&args[1]).exists(),
+        "removed at the end"
+    );
+    let plugin = sandbox.path("home").join("plugin");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(plugin.join("plugin.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["name"], "reasons-run");
+    let given: Value =
+        serde_json::from_str(&std::fs::read_to_string(plugin.join("hooks/hooks.json")).unwrap())
+            .unwrap();
+    assert_eq!(given["version"], 1);
+    let command = given["hooks"]["preToolUse"][0]["bash"].as_str().unwrap();
+    assert!(
+        command.ends_with(&format!(
+            " hook copilot-cli --reasons-log {}",
+            log.display()
+        )),
+        "{command}"
+    );
+    // The person's hooks are as they were.
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("mine.json")).unwrap(),
+        theirs
+    );
+    assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 1);
+
+    // With the hook installed already, none for the run.
+    let installed = r#"{"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": "/opt/bin/reasons hook copilot-cli"}]}}"#;
+    std::fs::write(hooks.join("reasons.json"), installed).unwrap();
+    let outcome = run_in(&sandbox, &agents, &["copilot", "--", "-i", "hi"], &provider);
+    assert!(outcome.status.success(), "{}", outcome.stderr);
+    assert_eq!(agent_args(&sandbox), ["-i", "hi"]);
+}
+
+#[test]
 fn copilot_without_a_provider_of_its_own_is_told_what_to_set() {
     let sandbox = Sandbox::new();
     let agents = FakeAgents::new();

@@ -17,7 +17,9 @@
 //! **In the prompt.** The person decides at the agent's approval dialog. Claude Code and Copilot
 //! CLI show a hook's text inside it only when the hook answers "ask", so there the hook answers
 //! with an ask carrying the reason, but only where the agent would have asked the person anyway
-//! ([`agent_asks`]): an ask anywhere else would add a dialog, or deny a headless call. Elsewhere,
+//! ([`agent_asks`]): an ask anywhere else would add a dialog, or deny a headless call. Nor where
+//! Claude Code's dialog shows the reason already: a reason still in the call's input (an MCP tool
+//! behind `reasons proxy`) is among the arguments its MCP dialog lists. Elsewhere,
 //! and with `--after`, Claude Code gets the message beside the call as before (Copilot CLI has no
 //! such message: nothing).
 //!
@@ -123,7 +125,11 @@ fn answer(
     let mut text = Vec::new();
     input.take(MAX_INPUT).read_to_end(&mut text).ok()?;
     let hook: Value = serde_json::from_slice(&text).ok()?;
-    let (tool, reason) = reason(agent, &hook, found_in)?;
+    let Found {
+        tool,
+        reason,
+        in_arguments,
+    } = reason(agent, &hook, found_in)?;
     let reason = match reason {
         Value::String(text) if !text.trim().is_empty() => text,
         Value::String(_) | Value::Null => return None,
@@ -134,6 +140,10 @@ fn answer(
     let reason = visible(reason.trim());
     let asks = placement == Placement::InPrompt
         && match agent {
+            // A reason still in the call's input is in Claude Code's dialog already: only an
+            // MCP tool can carry one there (its own tools reject an undeclared `reason`), and
+            // its dialog lists the tool's arguments. An ask would show it a second time.
+            Agent::ClaudeCode if in_arguments => false,
             Agent::ClaudeCode => agent_asks::claude_code::would_ask(&hook, &surroundings()),
             Agent::CopilotCli => agent_asks::copilot_cli::would_ask(&hook, &surroundings()),
             Agent::Codex | Agent::GeminiCli => false,
@@ -154,9 +164,19 @@ pub struct Where<'a> {
     pub log: Option<&'a Path>,
 }
 
+/// A call's reason, as the hook found it.
+struct Found<'a> {
+    tool: &'a str,
+    reason: Value,
+    /// Whether the reason is in the call's own input (an MCP tool behind `reasons proxy`, an
+    /// agent behind `reasons gateway --no-strip`), where a dialog that lists the arguments
+    /// shows it; else it came from the gateway or the log.
+    in_arguments: bool,
+}
+
 /// The call's tool and its reason: in its input, else asked of the gateway by call id, else in
 /// the log.
-fn reason<'a>(agent: Agent, hook: &'a Value, found_in: Where) -> Option<(&'a str, Value)> {
+fn reason<'a>(agent: Agent, hook: &'a Value, found_in: Where) -> Option<Found<'a>> {
     let log = found_in.log;
     // Another agent's event (or another event of this one) is not answered.
     let event = hook.get("hook_event_name").and_then(Value::as_str);
@@ -165,38 +185,41 @@ fn reason<'a>(agent: Agent, hook: &'a Value, found_in: Where) -> Option<(&'a str
         None if event.is_some_and(|event| event != "preToolUse") => return None,
         _ => {}
     }
-    if agent == Agent::CopilotCli {
+    let (tool, arguments) = if agent == Agent::CopilotCli {
         let tool = hook.get("toolName")?.as_str()?;
-        let arguments = agent_asks::copilot_cli::arguments(hook)?;
-        return Some((tool, reason_by_touched(tool, &arguments, log)?));
-    }
-    let tool = hook.get("tool_name")?.as_str()?;
-    let tool_input = hook.get("tool_input");
-    let reason = match agent {
-        Agent::GeminiCli => reason_by_touched(tool, tool_input?, log)?,
-        _ => match tool_input.and_then(|input| input.get(REASON_PARAM)) {
-            Some(reason) => reason.clone(),
-            None => {
-                let call_id = hook.get("tool_use_id")?.as_str()?;
-                super::ask_gateway::reason_by_call_id(found_in.gateway, log, call_id)?
-            }
-        },
+        (tool, agent_asks::copilot_cli::arguments(hook)?)
+    } else {
+        let tool = hook.get("tool_name")?.as_str()?;
+        (tool, hook.get("tool_input").cloned().unwrap_or(Value::Null))
     };
-    Some((tool, reason))
-}
-
-/// A reason in the call's arguments, else the one logged last for the same tool and what the
-/// call touched (for agents that send no call id).
-fn reason_by_touched(tool: &str, arguments: &Value, log: Option<&Path>) -> Option<Value> {
     if let Some(reason) = arguments.get(REASON_PARAM) {
-        return Some(reason.clone());
+        return Some(Found {
+            tool,
+            reason: reason.clone(),
+            in_arguments: true,
+        });
     }
-    let touched = reasons::touched::summary(arguments);
-    Some(
-        reasons_log::find_touched_from_end(log?, tool, &touched)
-            .ok()??
-            .reason,
-    )
+    let reason = match agent {
+        // No call id: the reason logged last for the same tool and what the call touched.
+        Agent::GeminiCli | Agent::CopilotCli => {
+            if arguments.is_null() {
+                return None;
+            }
+            let touched = reasons::touched::summary(&arguments);
+            reasons_log::find_touched_from_end(log?, tool, &touched)
+                .ok()??
+                .reason
+        }
+        Agent::ClaudeCode | Agent::Codex => {
+            let call_id = hook.get("tool_use_id")?.as_str()?;
+            super::ask_gateway::reason_by_call_id(found_in.gateway, log, call_id)?
+        }
+    };
+    Some(Found {
+        tool,
+        reason,
+        in_arguments: false,
+    })
 }
 
 #[cfg(test)]
@@ -251,7 +274,7 @@ mod tests {
             env,
             agent_command_line: Some(vec![agent.to_owned()]),
             agent_on_terminal: true,
-            managed_settings: None,
+            etc: None,
         }
     }
 
@@ -421,15 +444,29 @@ mod tests {
         assert_eq!(run_as(Agent::Codex, &gemini, None), "");
     }
 
+    /// A reasons log in `dir` holding the reason `Clean` for the call `t`, a `Bash` command.
+    fn logged_clean(dir: &Path) -> std::path::PathBuf {
+        let path = dir.join("reasons.jsonl");
+        logged(
+            &path,
+            "Bash",
+            Some("t"),
+            "Clean",
+            json!({"command": "rm -rf build"}),
+        );
+        path
+    }
+
     #[test]
     fn where_claude_code_would_ask_the_reason_is_in_its_dialog() {
         let dir = tempfile::tempdir().unwrap();
-        let input = default_mode(json!({"command": "rm -rf build", "reason": "Clean"}), "t");
+        let log = logged_clean(dir.path());
+        let input = default_mode(json!({"command": "rm -rf build"}), "t");
         let out = answered(
             Agent::ClaudeCode,
             Placement::InPrompt,
             &input,
-            None,
+            Some(&log),
             attended(dir.path(), "claude"),
         );
         assert_eq!(
@@ -443,13 +480,14 @@ mod tests {
     #[test]
     fn with_after_or_where_claude_code_would_not_ask_the_message_is_beside_the_call() {
         let dir = tempfile::tempdir().unwrap();
-        let asked = default_mode(json!({"command": "rm -rf build", "reason": "Clean"}), "t");
+        let log = logged_clean(dir.path());
+        let asked = default_mode(json!({"command": "rm -rf build"}), "t");
         let beside = "{\"systemMessage\":\"model's reason for Bash: Clean\"}\n";
         let after = answered(
             Agent::ClaudeCode,
             Placement::After,
             &asked,
-            None,
+            Some(&log),
             attended(dir.path(), "claude"),
         );
         assert_eq!(after, beside);
@@ -461,11 +499,50 @@ mod tests {
             None,
             attended(dir.path(), "claude"),
         );
+        assert_eq!(out, beside);
+        assert_eq!(run(&asked, Some(&log)), beside);
+    }
+
+    #[test]
+    fn a_reason_claude_code_s_dialog_lists_among_the_arguments_is_not_asked_with_again() {
+        // An MCP tool behind `reasons proxy`: Claude Code would ask, and its dialog lists the
+        // call's arguments, the reason among them.
+        let dir = tempfile::tempdir().unwrap();
+        let mut input: Value = serde_json::from_str(&default_mode(
+            json!({"message": "hi", "reason": "Check the server answers"}),
+            "t",
+        ))
+        .unwrap();
+        input["tool_name"] = json!("mcp__everything__echo");
+        let out = answered(
+            Agent::ClaudeCode,
+            Placement::InPrompt,
+            &input.to_string(),
+            None,
+            attended(dir.path(), "claude"),
+        );
         assert_eq!(
             out,
-            "{\"systemMessage\":\"model's reason for Bash: Clean\"}\n"
+            "{\"systemMessage\":\"model's reason for mcp__everything__echo: Check the server answers\"}\n"
         );
-        assert_eq!(run(&asked, None), beside);
+        // The same call with its reason in the log (stripped on the way) is asked for.
+        let log = dir.path().join("reasons.jsonl");
+        logged(
+            &log,
+            "mcp__everything__echo",
+            Some("t"),
+            "Check the server answers",
+            json!({"message": "hi"}),
+        );
+        input["tool_input"] = json!({"message": "hi"});
+        let out = answered(
+            Agent::ClaudeCode,
+            Placement::InPrompt,
+            &input.to_string(),
+            Some(&log),
+            attended(dir.path(), "claude"),
+        );
+        assert!(out.contains("\"permissionDecision\":\"ask\""), "{out}");
     }
 
     #[test]

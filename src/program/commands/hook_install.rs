@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::{json, Map, Value};
 
-use super::agent_asks::shell::words as shell_words;
+use super::agent_asks::{self, handler_command};
 use super::hook::{Agent, Placement};
 use crate::program::agent_homes;
 use crate::program::exit_codes::ExitCode;
@@ -327,24 +327,7 @@ pub(super) fn shell_quote(word: &str) -> String {
 
 /// Whether a handler runs `reasons hook AGENT`.
 fn is_ours(handler: &Value, agent: Agent) -> bool {
-    let Some(command) = handler_command(handler) else {
-        return false;
-    };
-    let words = shell_words(command);
-    let program = words
-        .first()
-        .map(|word| Path::new(word).file_stem().unwrap_or_default());
-    program.is_some_and(|name| name == "reasons")
-        && words.get(1).map(String::as_str) == Some("hook")
-        && words.get(2).map(String::as_str) == Some(agent.command_name())
-}
-
-/// A handler's command: `command`, or Copilot CLI's `bash`.
-fn handler_command(handler: &Value) -> Option<&str> {
-    handler
-        .get("command")
-        .or_else(|| handler.get("bash"))
-        .and_then(Value::as_str)
+    agent_asks::is_our_hook(handler, agent.command_name())
 }
 
 /// The commands of our hooks among an event's groups (Copilot CLI's: its handlers).
@@ -514,33 +497,11 @@ mod tests {
     fn a_quoted_path_reads_back_as_the_same_word() {
         for word in ["/usr/bin/reasons", "/home/a b/reasons", "/it's/reasons", ""] {
             let line = format!("{} hook codex", shell_quote(word));
-            assert_eq!(shell_words(&line), [word, "hook", "codex"]);
+            assert_eq!(agent_asks::shell::words(&line), [word, "hook", "codex"]);
         }
         assert_eq!(
-            shell_words(r#""/a b/reasons" hook x\ y"#),
+            agent_asks::shell::words(r#""/a b/reasons" hook x\ y"#),
             ["/a b/reasons", "hook", "x y"]
         );
-    }
-
-    #[test]
-    fn only_our_hook_for_this_agent_is_ours() {
-        let handler = |command: &str| json!({"type": "command", "command": command});
-        assert!(is_ours(
-            &handler("/usr/bin/reasons hook codex"),
-            Agent::Codex
-        ));
-        assert!(is_ours(
-            &handler("'/a b/reasons' hook codex --reasons-log /l"),
-            Agent::Codex
-        ));
-        assert!(!is_ours(
-            &handler("/usr/bin/reasons hook claude-code"),
-            Agent::Codex
-        ));
-        assert!(!is_ours(
-            &handler("/usr/bin/other hook codex"),
-            Agent::Codex
-        ));
-        assert!(!is_ours(&json!({"type": "command"}), Agent::Codex));
     }
 }

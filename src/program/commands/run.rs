@@ -22,6 +22,7 @@ use reasons::record::Format;
 use reasons::stats::Counts;
 use serde_json::{json, Value};
 
+use super::agent_asks;
 use super::gateway;
 use super::hook::{self, Placement};
 use super::hook_install::{self, shell_quote};
@@ -115,24 +116,34 @@ struct Wiring {
 }
 
 impl Wiring {
-    /// Writes a file for this run only, in a folder only its owner can enter: Gemini CLI skips a
-    /// settings file whose folder others may write to, such as `/tmp` itself.
+    /// The folder of this run's files, made on first use where only its owner can enter: Gemini
+    /// CLI skips a settings file whose folder others may write to, such as `/tmp` itself.
+    fn run_folder(&mut self) -> io::Result<PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        if let Some(folder) = &self.folder {
+            return Ok(folder.clone());
+        }
+        let folder = std::env::temp_dir().join(format!("reasons-run-{}", std::process::id()));
+        // One left by an earlier process of this pid is no longer anyone's.
+        let _ = fs::remove_dir_all(&folder);
+        fs::DirBuilder::new().mode(0o700).create(&folder)?;
+        self.folder = Some(folder.clone());
+        Ok(folder)
+    }
+
+    /// Makes a folder for this run only, `name` in the run's folder.
+    fn private_folder(&mut self, name: &str) -> io::Result<PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        let path = self.run_folder()?.join(name);
+        fs::DirBuilder::new().mode(0o700).create(&path)?;
+        Ok(path)
+    }
+
+    /// Writes a file for this run only, `name` in the run's folder.
     fn private_file(&mut self, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
         use std::io::Write;
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-        let folder = match &self.folder {
-            Some(folder) => folder.clone(),
-            None => {
-                let folder =
-                    std::env::temp_dir().join(format!("reasons-run-{}", std::process::id()));
-                // One left by an earlier process of this pid is no longer anyone's.
-                let _ = fs::remove_dir_all(&folder);
-                fs::DirBuilder::new().mode(0o700).create(&folder)?;
-                self.folder = Some(folder.clone());
-                folder
-            }
-        };
-        let path = folder.join(name);
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.run_folder()?.join(name);
         let mut file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -445,17 +456,31 @@ fn claude_settings_base_url() -> Option<(String, String)> {
 /// Whether an agent's settings already run `reasons hook AGENT` (installed by `reasons hook
 /// install`): the run then wires no second one.
 fn runs_our_hook(settings: &Value, hook: &str) -> bool {
-    let needle = format!(" hook {hook}");
     settings["hooks"]
         .as_object()
         .into_iter()
         .flat_map(|events| events.values())
-        .filter_map(Value::as_array)
+        .filter_map(|entries| agent_asks::hook_handlers(entries).ok())
         .flatten()
-        .filter_map(|group| group["hooks"].as_array())
+        .any(|(_, handler)| agent_asks::is_our_hook(handler, hook))
+}
+
+/// Whether Copilot CLI's user hooks (every `*.json` of `hooks/` in its home) already run the
+/// hook.
+fn copilot_runs_our_hook() -> bool {
+    let Some(hooks) = agent_homes::COPILOT_CLI
+        .folder()
+        .map(|home| home.join("hooks"))
+    else {
+        return false;
+    };
+    fs::read_dir(hooks)
+        .into_iter()
         .flatten()
-        .filter_map(|handler| handler["command"].as_str())
-        .any(|command| command.contains(&needle))
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "json"))
+        .filter_map(|entry| read_json(&entry.path()))
+        .any(|hooks| runs_our_hook(&hooks, "copilot-cli"))
 }
 
 /// Codex's hooks file, `$CODEX_HOME/hooks.json` (`~/.codex` without the variable).
@@ -646,6 +671,29 @@ fn wire(
             wiring
                 .env
                 .push(("COPILOT_PROVIDER_BASE_URL".into(), through(provider, "/v1")));
+            // A plugin of this run's, loaded with --plugin-dir (Copilot CLI 1.0.102): its
+            // `hooks/hooks.json` holds the hook, in the shape of Copilot CLI's hooks files.
+            if copilot_runs_our_hook() {
+                wiring.hook = Err("Copilot CLI's hooks already run the hook".into());
+            } else {
+                let manifest = json!({"name": "reasons-run", "version": env!("CARGO_PKG_VERSION"),
+                    "description": "The model's reason in the approval dialog, for this run of reasons run"});
+                let handler =
+                    json!({"type": "command", "bash": hook_command(hook::Agent::CopilotCli)?});
+                let hooks = json!({"version": 1, "hooks": {"preToolUse": [handler]}});
+                let plugin = wiring.private_folder("copilot-plugin")?;
+                wiring.private_file(
+                    "copilot-plugin/plugin.json",
+                    manifest.to_string().as_bytes(),
+                )?;
+                wiring.private_folder("copilot-plugin/hooks")?;
+                wiring.private_file(
+                    "copilot-plugin/hooks/hooks.json",
+                    hooks.to_string().as_bytes(),
+                )?;
+                wiring.args = vec!["--plugin-dir".into(), plugin.to_string_lossy().into_owned()];
+                wiring.hook = Ok(());
+            }
         }
         Agent::OpenCode | Agent::Kilo => {
             let mut providers = serde_json::Map::new();

@@ -18,6 +18,10 @@
 //!   settings, `--settings`, `--allowedTools`, `--disallowedTools`): a call a deny rule may match
 //!   is refused without a dialog, a call an ask rule matches is asked for, a call an allow rule may
 //!   match runs without one. Its sandbox runs commands without asking.
+//! - **Other hooks**: Claude Code merges the decisions of every `PreToolUse` hook that matches a
+//!   call, and an ask outranks an allow: another hook of the person's whose matcher may match the
+//!   tool (in the same settings files) may be there to allow the call, and what it answers cannot
+//!   be known, so no ask.
 //!
 //! Where a rule cannot be read (the agent's process not found, a settings file that is not JSON),
 //! the answer is no ask.
@@ -26,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{read_json, runs_program, shell, Surroundings};
+use super::{hook_handlers, is_our_hook, read_json, runs_program, shell, Surroundings};
 
 /// Whether Claude Code's command line is this one.
 pub fn is_claude_code(line: &[String]) -> bool {
@@ -79,6 +83,9 @@ fn would_ask_in_session(event: &Value, around: &Surroundings) -> Option<bool> {
         Tool::Other => false,
     };
     let rules = Rules::read(event, around)?;
+    if rules.another_hook {
+        return Some(false);
+    }
     if rules.sandboxed && Tool::of(tool) == Tool::Bash {
         return Some(false);
     }
@@ -231,6 +238,8 @@ struct Rules {
     ask: Vec<Rule>,
     /// The sandbox is on: Claude Code runs commands in it without asking.
     sandboxed: bool,
+    /// A `PreToolUse` hook other than ours may answer for the call.
+    another_hook: bool,
 }
 
 impl Rules {
@@ -238,10 +247,11 @@ impl Rules {
     /// line, which may add some, was not found).
     fn read(event: &Value, around: &Surroundings) -> Option<Rules> {
         around.agent_command_line.as_ref()?;
+        let tool = event.get("tool_name")?.as_str()?;
         let mut rules = Rules::default();
         for path in settings_files(event, around) {
             if let Some(settings) = read_json(&path).ok()? {
-                rules.add_settings(&settings);
+                rules.add_settings(&settings, tool);
             }
         }
         for value in around.option_values(&["--settings"], false) {
@@ -250,7 +260,7 @@ impl Rules {
             } else {
                 read_json(Path::new(&value)).ok()??
             };
-            rules.add_settings(&settings);
+            rules.add_settings(&settings, tool);
         }
         let listed = |names: &[&str]| {
             around
@@ -282,7 +292,7 @@ impl Rules {
         Some(rules)
     }
 
-    fn add_settings(&mut self, settings: &Value) {
+    fn add_settings(&mut self, settings: &Value, tool: &str) {
         let permissions = &settings["permissions"];
         for (key, list) in [
             ("allow", &mut self.allow),
@@ -293,14 +303,46 @@ impl Rules {
             list.extend(texts.filter_map(Value::as_str).filter_map(Rule::parse));
         }
         self.sandboxed |= settings["sandbox"]["enabled"] == Value::Bool(true);
+        self.another_hook |= another_hook(settings, tool);
     }
+}
+
+/// Whether the settings hold a `PreToolUse` hook other than ours whose matcher may match the
+/// tool; hooks that cannot be read count as one.
+fn another_hook(settings: &Value, tool: &str) -> bool {
+    let Some(entries) = settings["hooks"].get("PreToolUse") else {
+        return false;
+    };
+    let Ok(handlers) = hook_handlers(entries) else {
+        return true;
+    };
+    handlers
+        .into_iter()
+        .any(|(matcher, handler)| !is_our_hook(handler, "claude-code") && may_match(matcher, tool))
+}
+
+/// Whether a hook's matcher may match the tool: none, `""` and `*` match every tool, names
+/// joined by `|` (letters, digits, `_`) match those names exactly, and anything else is a
+/// regular expression, which may.
+fn may_match(matcher: Option<&Value>, tool: &str) -> bool {
+    let Some(matcher) = matcher.and_then(Value::as_str) else {
+        return true;
+    };
+    let names_only = matcher
+        .bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'|');
+    if matcher.is_empty() || !names_only {
+        return true;
+    }
+    matcher.split('|').any(|name| name == tool)
 }
 
 /// The settings files Claude Code reads rules from: managed (`managed-settings.json` and the
 /// drop-in folder `managed-settings.d/*.json`), user, and each project's shared and local ones.
 fn settings_files(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    if let Some(managed) = &around.managed_settings {
+    if let Some(etc) = &around.etc {
+        let managed = etc.join("claude-code");
         files.push(managed.join("managed-settings.json"));
         let drop_ins = std::fs::read_dir(managed.join("managed-settings.d"));
         let mut drop_ins: Vec<PathBuf> = drop_ins
@@ -385,7 +427,7 @@ mod tests {
             env,
             agent_command_line: Some(line.iter().map(|word| word.to_string()).collect()),
             agent_on_terminal: true,
-            managed_settings: Some(dir.join("etc")),
+            etc: Some(dir.join("etc")),
         }
     }
 
@@ -653,13 +695,14 @@ mod tests {
         let call = bash(dir.path(), "default", "make all");
         assert!(would_ask(&call, &around));
         write(
-            &dir.path().join("etc/managed-settings.d/50-build.json"),
+            &dir.path()
+                .join("etc/claude-code/managed-settings.d/50-build.json"),
             json!({"permissions": {"allow": ["Bash(make:*)"]}}),
         );
         assert!(!would_ask(&call, &around));
         std::fs::remove_dir_all(dir.path().join("etc")).unwrap();
         write(
-            &dir.path().join("etc/managed-settings.json"),
+            &dir.path().join("etc/claude-code/managed-settings.json"),
             json!({"permissions": {"deny": ["Bash(make:*)"]}}),
         );
         assert!(!would_ask(&call, &around));
@@ -731,6 +774,75 @@ mod tests {
             &bash(dir.path(), "default", "cargo test"),
             &around
         ));
+    }
+
+    #[test]
+    fn another_pre_tool_use_hook_that_may_match_the_tool_means_no_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        let around = attended_in(dir.path(), &["claude"]);
+        let call = bash(dir.path(), "default", "make all");
+        let hook = |matcher: Value, command: &str| {
+            json!({"hooks": {"PreToolUse": [{"matcher": matcher,
+                "hooks": [{"type": "command", "command": command}]}]}})
+        };
+        let ours = "/usr/local/bin/reasons hook claude-code --reasons-log /l";
+        let project = dir.path().join("work/.claude/settings.json");
+        // Ours, however it is spelled, and others' for other tools or events leave the ask.
+        for settings in [
+            hook(json!("*"), ours),
+            hook(json!("Edit|Write"), "./format.sh"),
+            hook(json!("mcp__github"), "./audit.sh"),
+            json!({"hooks": {"PostToolUse": [{"matcher": "*",
+                "hooks": [{"type": "command", "command": "./log.sh"}]}]}}),
+        ] {
+            write(&project, settings.clone());
+            assert!(would_ask(&call, &around), "{settings}");
+        }
+        // Another hook that may answer for a Bash call, in any settings file: no ask.
+        for (file, settings) in [
+            (
+                "work/.claude/settings.json",
+                hook(json!("Bash"), "./allow-make.sh"),
+            ),
+            (
+                "work/.claude/settings.local.json",
+                hook(json!("Edit|Bash"), "./x.sh"),
+            ),
+            ("home/.claude/settings.json", hook(json!("*"), "./x.sh")),
+            ("home/.claude/settings.json", hook(json!(""), "./x.sh")),
+            ("home/.claude/settings.json", hook(json!("Ba.*"), "./x.sh")),
+            (
+                "etc/claude-code/managed-settings.json",
+                hook(Value::Null, "./x.sh"),
+            ),
+            (
+                "home/.claude/settings.json",
+                json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "p"}]}]}}),
+            ),
+            (
+                "home/.claude/settings.json",
+                json!({"hooks": {"PreToolUse": "x"}}),
+            ),
+        ] {
+            let path = dir.path().join(file);
+            write(&path, settings.clone());
+            assert!(!would_ask(&call, &around), "{file}: {settings}");
+            std::fs::remove_file(&path).unwrap();
+        }
+        // With ours beside another in one group, the other still counts.
+        write(
+            &project,
+            json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": ours},
+                {"type": "command", "command": "./allow.sh"}]}]}}),
+        );
+        assert!(!would_ask(&call, &around));
+        std::fs::remove_file(&project).unwrap();
+        assert!(would_ask(&call, &around));
+        // On the command line's --settings too.
+        let inline = hook(json!("Bash"), "./allow.sh").to_string();
+        let around = attended_in(dir.path(), &["claude", "--settings", &inline]);
+        assert!(!would_ask(&call, &around));
     }
 
     #[test]

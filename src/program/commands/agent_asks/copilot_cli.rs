@@ -15,6 +15,14 @@
 //! - **Its tools**: it asks before a shell command that is not read-only (it runs `ls -la`
 //!   without asking; the same superset of read-only programs as Claude Code's is used); reads,
 //!   edits, URL fetches, MCP tools and its own tools are left to its own dialog.
+//! - **No other `preToolUse` hook**: its hooks' decisions are merged, and an ask outranks an
+//!   allow; another hook (whatever its matcher) may be there to allow the call, and what it answers
+//!   cannot be known. Its hooks are read where it reads them: every `*.json` of its user hooks
+//!   folder and of the repository's `.github/hooks/`, the `hooks` of its `config.json` and
+//!   `settings.json`, of the repository's `.github/copilot/settings.json`,
+//!   `.github/copilot/settings.local.json`, `.claude/settings.json` and
+//!   `.claude/settings.local.json`, of the machine's managed settings, and of the plugins:
+//!   `--plugin-dir` folders and those installed under its home.
 //!
 //! Its "Hook permission request" dialog then stands in for its own (Yes or No; it runs the call
 //! on Yes without asking again).
@@ -23,7 +31,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{read_json, runs_program, shell, Surroundings};
+use super::{
+    hook_handlers, is_our_hook, read_json, read_json_with_comments, runs_program, shell,
+    Surroundings,
+};
 
 /// Whether Copilot CLI's command line is this one: `copilot`, or node running its package.
 pub fn is_copilot_cli(line: &[String]) -> bool {
@@ -44,6 +55,7 @@ pub fn would_ask(event: &Value, around: &Surroundings) -> bool {
         && !shell::only_reads(&command, &[])
         && nothing_approved_in_session(event, around).unwrap_or(false)
         && nothing_approved_for_location(event, &command, around).unwrap_or(false)
+        && !another_hook(event, around).unwrap_or(true)
 }
 
 fn attended(around: &Surroundings) -> bool {
@@ -88,6 +100,105 @@ fn copilot_home(around: &Surroundings) -> Option<PathBuf> {
     match around.var("COPILOT_HOME") {
         Some(home) => Some(PathBuf::from(home)),
         None => Some(around.home()?.join(".copilot")),
+    }
+}
+
+/// How deep under the installed plugins' folder a plugin's `hooks.json` is looked for
+/// (`installed-plugins/MARKETPLACE/PLUGIN/hooks/hooks.json`).
+const PLUGIN_DEPTH: usize = 4;
+
+/// Whether a `preToolUse` hook other than ours is among Copilot CLI's hooks; `None` when a
+/// file that may hold one cannot be read.
+fn another_hook(event: &Value, around: &Surroundings) -> Option<bool> {
+    let home = copilot_home(around)?;
+    let mut files = json_files(&home.join("hooks"));
+    for name in ["config.json", "settings.json"] {
+        files.push(home.join(name));
+    }
+    let cwd = Path::new(event.get("cwd")?.as_str()?);
+    for root in repository_folders(cwd) {
+        files.extend(json_files(&root.join(".github/hooks")));
+        for name in [
+            ".github/copilot/settings.json",
+            ".github/copilot/settings.local.json",
+            ".claude/settings.json",
+            ".claude/settings.local.json",
+        ] {
+            files.push(root.join(name));
+        }
+    }
+    if let Some(etc) = &around.etc {
+        files.push(etc.join("github-copilot/managed-settings.json"));
+    }
+    for plugin in around.option_values(&["--plugin-dir"], false) {
+        let plugin = cwd.join(plugin);
+        files.push(plugin.join("hooks/hooks.json"));
+        files.push(plugin.join("hooks.json"));
+    }
+    plugin_hooks(&home.join("installed-plugins"), PLUGIN_DEPTH, &mut files);
+    for file in files {
+        // Its `config.json` starts with a comment.
+        let Some(settings) = read_json_with_comments(&file).ok()? else {
+            continue;
+        };
+        for event in ["preToolUse", "PreToolUse"] {
+            let Some(entries) = settings["hooks"].get(event) else {
+                continue;
+            };
+            let handlers = hook_handlers(entries).ok()?;
+            if handlers
+                .iter()
+                .any(|(_, handler)| !is_our_hook(handler, "copilot-cli"))
+            {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
+}
+
+/// The `*.json` files of a folder, in name order.
+fn json_files(folder: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The working folder and the folders above it up to its git repository's top, where Copilot
+/// CLI reads a repository's hooks and settings.
+fn repository_folders(cwd: &Path) -> Vec<PathBuf> {
+    let mut folders = Vec::new();
+    for folder in cwd.ancestors() {
+        folders.push(folder.to_owned());
+        if folder.join(".git").exists() {
+            return folders;
+        }
+    }
+    // Not in a repository: the working folder only.
+    folders.truncate(1);
+    folders
+}
+
+/// Every `hooks.json` under an installed plugins' folder, `depth` folders down at most.
+fn plugin_hooks(folder: &Path, depth: usize, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            if depth > 0 {
+                plugin_hooks(&path, depth - 1, files);
+            }
+        } else if entry.file_name() == "hooks.json" {
+            files.push(path);
+        }
     }
 }
 
@@ -200,7 +311,7 @@ mod tests {
                 env: [("HOME".to_owned(), home)].into_iter().collect(),
                 agent_command_line: Some(line.iter().map(|word| word.to_string()).collect()),
                 agent_on_terminal: true,
-                managed_settings: None,
+                etc: None,
             }
         }
     }
@@ -340,6 +451,82 @@ mod tests {
             &json!({"toolName": "bash", "toolArgs": "not json"}),
             &around
         ));
+    }
+
+    #[test]
+    fn another_pre_tool_use_hook_anywhere_copilot_reads_one_means_no_ask() {
+        let home = Home::new();
+        let work = home.dir.path().join("repo/sub");
+        std::fs::create_dir_all(home.dir.path().join("repo/.git")).unwrap();
+        std::fs::create_dir_all(&work).unwrap();
+        let mut call = shell("rm -rf build");
+        call["cwd"] = json!(work);
+        let plugin = home.dir.path().join("plugin");
+        let around = home.interactive(&["copilot", "--plugin-dir", &plugin.to_string_lossy()]);
+        let write = |path: &Path, value: Value| {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, value.to_string()).unwrap();
+        };
+        let ours = json!({"type": "command", "bash": "/bin/reasons hook copilot-cli --after"});
+        let other = json!({"type": "command", "bash": "./allow.sh"});
+        let hooks =
+            |event: &str, handler: &Value| json!({"version": 1, "hooks": {event: [handler]}});
+        let user_hooks = home.dir.path().join(".copilot/hooks/reasons.json");
+        write(&user_hooks, hooks("preToolUse", &ours));
+        // Its config.json as Copilot CLI 1.0.102 writes it, a comment on top.
+        let config = home.dir.path().join(".copilot/config.json");
+        std::fs::write(
+            &config,
+            "// User settings belong in settings.json.\n// This file is managed automatically.\n\
+             {\n  \"firstLaunchAt\": \"2026-12-02T15:23:25.016Z\",\n  \"appTipShown\": true\n}\n",
+        )
+        .unwrap();
+        write(
+            &home.dir.path().join(".copilot/hooks/log.json"),
+            hooks("postToolUse", &other),
+        );
+        assert!(would_ask(&call, &around));
+        let repo = home.dir.path().join("repo");
+        for file in [
+            home.dir.path().join(".copilot/hooks/other.json"),
+            home.dir.path().join(".copilot/settings.json"),
+            repo.join(".github/hooks/policy.json"),
+            work.join(".github/hooks/policy.json"),
+            repo.join(".github/copilot/settings.json"),
+            repo.join(".github/copilot/settings.local.json"),
+            repo.join(".claude/settings.json"),
+            plugin.join("hooks/hooks.json"),
+            home.dir
+                .path()
+                .join(".copilot/installed-plugins/market/guard/hooks/hooks.json"),
+        ] {
+            write(&file, hooks("preToolUse", &other));
+            assert!(!would_ask(&call, &around), "{}", file.display());
+            // Claude Code's shape, which Copilot CLI reads too.
+            write(
+                &file,
+                json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [other]}]}}),
+            );
+            assert!(!would_ask(&call, &around), "{}", file.display());
+            std::fs::remove_file(&file).unwrap();
+            assert!(would_ask(&call, &around), "{}", file.display());
+        }
+        // Hooks in its config.json, comment and all.
+        let with_hook = format!(
+            "// This file is managed automatically.\n{}",
+            hooks("preToolUse", &other)
+        );
+        std::fs::write(&config, with_hook).unwrap();
+        assert!(!would_ask(&call, &around));
+        std::fs::remove_file(&config).unwrap();
+        // Beside ours in our own file; a hooks file it cannot read.
+        write(
+            &user_hooks,
+            json!({"version": 1, "hooks": {"preToolUse": [ours, other]}}),
+        );
+        assert!(!would_ask(&call, &around));
+        std::fs::write(&user_hooks, "{ not json").unwrap();
+        assert!(!would_ask(&call, &around));
     }
 
     #[test]
