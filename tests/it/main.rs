@@ -27,6 +27,8 @@ mod real_codex_gemini;
 #[cfg(unix)]
 mod real_model;
 #[cfg(unix)]
+mod real_model_agent;
+#[cfg(unix)]
 mod real_more_agents;
 #[cfg(unix)]
 mod real_prompt;

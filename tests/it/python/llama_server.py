@@ -23,6 +23,10 @@ def main():
     params.n_parallel = 1
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
+    # A request that names no sampling (as an agent's may not) is answered greedily, the same
+    # every run: the tests check what the model did, not what it happened to draw.
+    params.sampling.temp = 0
+    params.sampling.seed = 42
     server = xllamacpp.Server(params)
     address = server.listening_address
     print(f"listening on {address}", flush=True)

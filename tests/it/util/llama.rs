@@ -140,20 +140,43 @@ pub struct Relay {
 }
 
 impl Relay {
+    /// Passes every request on as the gateway sent it.
     pub fn start(model: &LlamaServer) -> Relay {
+        Relay::start_with(model, false)
+    }
+
+    /// Passes every request on, but starts the model's answer to the user with Qwen's
+    /// `<tool_call>` tag (`CALL_STARTED`) on a turn whose last message is the user's.
+    ///
+    /// Only for a client that cannot send that start itself (an agent): the 0.5B model answers
+    /// most requests with the call as JSON in its text, which no agent runs, unless its turn is
+    /// begun with the tag (doc/fill-rate.md; llama.cpp continues a final assistant message and
+    /// parses the call out of it). The call, its arguments and its reason are still the model's
+    /// own; the turn after a tool's result is passed on untouched. The exchanges keep the
+    /// requests as the gateway sent them.
+    pub fn start_starting_calls(model: &LlamaServer) -> Relay {
+        Relay::start_with(model, true)
+    }
+
+    fn start_with(model: &LlamaServer, start_calls: bool) -> Relay {
         let exchanges: Arc<Mutex<Vec<Exchange>>> = Arc::default();
         let address = model.address;
         let kept = Arc::clone(&exchanges);
         let upstream = Upstream::start(move |received| {
+            let request: serde_json::Value =
+                serde_json::from_slice(&received.body).unwrap_or_default();
+            let body = match start_calls {
+                true => call_started(&request).map(|body| body.to_string().into_bytes()),
+                false => None,
+            };
             let reply = request_within(
                 address,
                 &received.method,
                 &received.path,
                 &[("content-type", "application/json")],
-                &received.body,
+                body.as_deref().unwrap_or(&received.body),
                 ANSWER_LIMIT,
             );
-            let request = serde_json::from_slice(&received.body).unwrap_or_default();
             kept.lock().unwrap().push(Exchange {
                 request,
                 reply_status: reply.status,
@@ -184,6 +207,23 @@ impl Relay {
     pub fn exchanges(&self) -> Vec<Exchange> {
         self.exchanges.lock().unwrap().clone()
     }
+}
+
+/// How Qwen's chat template begins a tool call, up to the tool's name.
+pub const CALL_STARTED: &str = "<tool_call>\n{\"name\": \"";
+
+/// `request` with the assistant's turn begun with `CALL_STARTED`, when its last message is the
+/// user's; `None` otherwise.
+fn call_started(request: &serde_json::Value) -> Option<serde_json::Value> {
+    let messages = request["messages"].as_array()?;
+    if messages.last()?["role"] != "user" {
+        return None;
+    }
+    let mut request = request.clone();
+    request["messages"]
+        .as_array_mut()?
+        .push(serde_json::json!({"role": "assistant", "content": CALL_STARTED}));
+    Some(request)
 }
 
 /// A server-sent-event body split into its events, each with the blank line that ends it.
