@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{hook_handlers, is_our_hook, read_json, runs_program, shell, Surroundings};
+use super::{hook_handlers, is_our_hook, json_files, read_json, runs_program, shell, Surroundings};
 
 /// Whether Claude Code's command line is this one.
 pub fn is_claude_code(line: &[String]) -> bool {
@@ -344,16 +344,7 @@ fn settings_files(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
     if let Some(etc) = &around.etc {
         let managed = etc.join("claude-code");
         files.push(managed.join("managed-settings.json"));
-        let drop_ins = std::fs::read_dir(managed.join("managed-settings.d"));
-        let mut drop_ins: Vec<PathBuf> = drop_ins
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-            .collect();
-        drop_ins.sort();
-        files.extend(drop_ins);
+        files.extend(json_files(&managed.join("managed-settings.d")));
     }
     match around.var("CLAUDE_CONFIG_DIR") {
         Some(dir) => files.push(Path::new(dir).join("settings.json")),

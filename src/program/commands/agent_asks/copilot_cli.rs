@@ -32,8 +32,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    hook_handlers, is_our_hook, read_json, read_json_with_comments, runs_program, shell,
-    Surroundings,
+    hook_handlers, is_our_hook, json_files, read_json, read_json_with_comments, runs_program,
+    shell, Surroundings,
 };
 
 /// Whether Copilot CLI's command line is this one: `copilot`, or node running its package.
@@ -155,19 +155,6 @@ fn another_hook(event: &Value, around: &Surroundings) -> Option<bool> {
         }
     }
     Some(false)
-}
-
-/// The `*.json` files of a folder, in name order.
-fn json_files(folder: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    files
 }
 
 /// The working folder and the folders above it up to its git repository's top, where Copilot

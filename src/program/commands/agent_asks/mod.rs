@@ -234,6 +234,19 @@ pub fn read_json_with_comments(path: &Path) -> Result<Option<Value>, ()> {
 }
 
 /// JSON text with its comments blanked out, strings left as they are.
+/// The `*.json` files of a folder, in name order.
+pub fn json_files(folder: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
 fn without_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
