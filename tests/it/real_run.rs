@@ -764,8 +764,13 @@ fn real_codex_interactive_through_reasons_run_asks_to_trust_the_hook_which_then_
             break screen;
         }
         assert!(std::time::Instant::now() < deadline, "{screen}");
-        if screen.contains("Hooks need review") || screen.contains("Use existing model") {
-            trusted |= screen.contains("Hooks need review");
+        // Keys go only to a dialog drawn down to its options: a "2" sent while it is still
+        // being drawn is lost, and the Enter after it picks the first option (a review of the
+        // hooks, which leaves the hook untrusted for this run).
+        let hooks_dialog =
+            screen.contains("Hooks need review") && screen.contains("Continue without trusting");
+        if hooks_dialog || screen.contains("Use existing model") {
+            trusted |= hooks_dialog;
             tmux.keys(&["2"]);
             std::thread::sleep(Duration::from_millis(300));
             tmux.keys(&["Enter"]);
