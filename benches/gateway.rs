@@ -582,9 +582,10 @@ fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
     // The same request in this process, without the sockets and the other processes whose
     // scheduling the figures above include: the layer's own work on the body.
     let mut recall = reasons::gateway::Recall::default();
-    recall
-        .read_tail(&log, reasons::gateway::RECALL_TAIL)
-        .expect("the log is read");
+    reasons::reasons_log::read_end(&log, reasons::gateway::RECALL_TAIL, &mut |logged| {
+        recall.note_logged(&logged)
+    })
+    .expect("the log is read");
     let (mut restored, mut sent) = (Vec::new(), Vec::new());
     for _ in 0..requests {
         for (recall, times) in [

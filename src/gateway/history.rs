@@ -20,9 +20,6 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -140,30 +137,12 @@ impl Recall {
         self.reasons.is_empty()
     }
 
-    /// Notes the records of the last `tail` bytes of a reasons log, in the order they were
-    /// written (a line cut by the start of the tail is skipped, as are lines that are no record).
-    pub fn read_tail(&mut self, path: &Path, tail: u64) -> io::Result<()> {
-        let mut file = File::open(path)?;
-        let end = file.seek(SeekFrom::End(0))?;
-        let start = end.saturating_sub(tail);
-        file.seek(SeekFrom::Start(start))?;
-        let mut lines = BufReader::new(file.take(end - start)).split(b'\n');
-        if start > 0 {
-            lines.next();
+    /// Notes a record read back from the reasons log (see [`crate::reasons_log::read_end`]);
+    /// one without a call id has nothing to be matched by.
+    pub fn note_logged(&mut self, logged: &Logged) {
+        if let Some(call_id) = &logged.call_id {
+            self.note(call_id, &logged.tool, &logged.reason);
         }
-        for line in lines {
-            // A record is read the one way the reasons log reads its records back.
-            if let Some(Logged {
-                call_id: Some(call_id),
-                tool,
-                reason,
-                ..
-            }) = Logged::parse(&line?)
-            {
-                self.note(&call_id, &tool, &reason);
-            }
-        }
-        Ok(())
     }
 }
 
@@ -755,12 +734,14 @@ mod tests {
         text.push_str("{torn line\n");
         std::fs::write(&log, &text).unwrap();
         let mut recall = Recall::default();
-        recall.read_tail(&log, 10_000).unwrap();
+        crate::reasons_log::read_end(&log, 10_000, &mut |logged| recall.note_logged(&logged))
+            .unwrap();
         assert!(recall.get("toolu_999").is_some());
         assert!(recall.get("toolu_0").is_none());
         assert!(recall.len() < 1000 && recall.len() > 50);
         let mut whole = Recall::default();
-        whole.read_tail(&log, RECALL_TAIL).unwrap();
+        crate::reasons_log::read_end(&log, RECALL_TAIL, &mut |logged| whole.note_logged(&logged))
+            .unwrap();
         assert_eq!(whole.len(), 1000);
     }
 }

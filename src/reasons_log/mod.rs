@@ -15,11 +15,12 @@
 //!
 //! One file a concern, none importing another in a circle: `record` (a line, written and read
 //! back) and `matching` (how a logged reason meets its call) below the rest; `which_log`,
-//! `writer`, `index` (the reasons by call id), `search` (the hooks' look at the log's end) and
-//! `tail` (`watch`'s follower) on them. Callers name everything from here.
+//! `writer`, `index` (the reasons by call id), `search` (the hooks' look at the log's end), `recent` (the
+//! records a starting gateway remembers) and `tail` (`watch`'s follower) on them. Callers name everything from here.
 
 mod index;
 mod matching;
+mod recent;
 mod record;
 mod search;
 mod tail;
@@ -30,6 +31,7 @@ mod writer;
 
 pub use index::{note_first, Index};
 pub use matching::{gemini_api_id, same_tool_same_touched};
+pub use recent::read_end;
 pub use record::{Logged, Record, Via};
 pub use search::{find_from_end, find_touched_from_end, SEARCH_FROM_END};
 pub use tail::{Tail, TAIL_FROM_END};

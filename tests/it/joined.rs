@@ -250,9 +250,10 @@ fn an_id_logged_twice_gives_the_same_reason_to_extract_and_to_the_history() {
     let extracted = records(&run.stdout)[0]["reason"].clone();
 
     let mut recall = reasons::gateway::Recall::default();
-    recall
-        .read_tail(&log, reasons::gateway::RECALL_TAIL)
-        .unwrap();
+    reasons::reasons_log::read_end(&log, reasons::gateway::RECALL_TAIL, &mut |logged| {
+        recall.note_logged(&logged)
+    })
+    .unwrap();
     let restored = recall.get("t1").unwrap().reason.clone();
 
     assert_eq!(extracted, json!("List the project"));

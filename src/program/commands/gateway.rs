@@ -711,7 +711,7 @@ impl Gateway {
 /// one it starts without.
 fn recall(log: &std::path::Path) -> Recall {
     let mut recall = Recall::default();
-    let _ = recall.read_tail(log, RECALL_TAIL);
+    let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| recall.note_logged(&logged));
     recall
 }
 

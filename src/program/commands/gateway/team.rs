@@ -17,7 +17,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Response, StatusCode};
 use reasons::apis::Api;
 use reasons::gateway::{Exchange, Lookup, Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
-use reasons::reasons_log::{Logged, Record};
+use reasons::reasons_log::{self, Record};
 use serde_json::{json, Map, Value};
 
 use super::store::Store;
@@ -276,33 +276,13 @@ impl Served {
     /// Notes the records of the end of the reasons log; a log it cannot read is one it starts
     /// without.
     fn read_tail(&mut self, log: &Path) {
-        use std::io::{BufRead, Read, Seek, SeekFrom};
-        let Ok(mut file) = std::fs::File::open(log) else {
-            return;
-        };
-        let Ok(end) = file.seek(SeekFrom::End(0)) else {
-            return;
-        };
-        let start = end.saturating_sub(RECALL_TAIL);
-        if file.seek(SeekFrom::Start(start)).is_err() {
-            return;
-        }
-        let mut lines = std::io::BufReader::new(file.take(end - start)).split(b'\n');
-        if start > 0 {
-            // Cut by the start of the tail.
-            lines.next();
-        }
-        for line in lines.map_while(Result::ok) {
-            let Some(logged) = Logged::parse(&line) else {
-                continue;
-            };
-            let Some(call_id) = logged.call_id.clone() else {
-                continue;
-            };
-            let answer = json!({"call_id": call_id, "tool": logged.tool, "reason": logged.reason,
-                "touched": logged.touched, "time": logged.time});
-            self.note(&call_id, answer);
-        }
+        let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| {
+            if let Some(call_id) = logged.call_id.clone() {
+                let answer = json!({"call_id": call_id, "tool": logged.tool,
+                    "reason": logged.reason, "touched": logged.touched, "time": logged.time});
+                self.note(&call_id, answer);
+            }
+        });
     }
 }
 
