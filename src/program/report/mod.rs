@@ -7,6 +7,7 @@
 //! allows exactly that style and that script, by hash, and nothing else.
 
 mod charts;
+mod csp;
 mod diff;
 mod json;
 
@@ -19,9 +20,9 @@ use reasons::layer::REASON_PARAM;
 use reasons::record::{CallRecord, ReasonFrom, Status};
 use reasons::stats::Report;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::program::output::Writer;
+use csp::content_security_policy;
 use json::{thousands, Long, Pretty};
 use reasons::touched::{self, View};
 use reasons::visible::{self, Mark};
@@ -135,42 +136,6 @@ pub fn cut(text: &str, max: usize) -> (&str, usize) {
     }
 }
 
-fn csp_hash(text: &str) -> String {
-    format!(
-        "'sha256-{}'",
-        base64_digest(&Sha256::digest(text.as_bytes()))
-    )
-}
-
-/// Standard base64 of a digest, as CSP hash sources write it.
-fn base64_digest(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut encoded = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let word = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for at in 0..4 {
-            if at <= chunk.len() {
-                encoded.push(ALPHABET[(word >> (18 - 6 * at) & 63) as usize] as char);
-            } else {
-                encoded.push('=');
-            }
-        }
-    }
-    encoded
-}
-
-/// The Content-Security-Policy of the page: nothing may load, connect or run but its own inline
-/// style and script.
-pub fn content_security_policy() -> String {
-    format!(
-        "default-src 'none'; style-src {}; script-src {}; base-uri 'none'; form-action 'none'",
-        csp_hash(STYLE),
-        csp_hash(SCRIPT)
-    )
-}
-
 /// The page behind the one trait every command's output is behind: the page is one item.
 pub struct PageWriter;
 
@@ -270,7 +235,7 @@ fn head(page: &Page<'_>, sessions: usize) -> Markup {
         (DOCTYPE)
         (PreEscaped("<html lang=\"en\">\n<head>\n"))
         meta charset="utf-8";
-        meta http-equiv="Content-Security-Policy" content=(content_security_policy());
+        meta http-equiv="Content-Security-Policy" content=(content_security_policy(STYLE, SCRIPT));
         meta name="viewport" content="width=device-width, initial-scale=1";
         meta name="generator" content={"reasons " (env!("CARGO_PKG_VERSION"))};
         title { (title) }
@@ -609,30 +574,6 @@ fn why(record: &CallRecord, arguments: Option<&Value>) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_of_digests_matches_the_standard_alphabet() {
-        assert_eq!(base64_digest(b""), "");
-        assert_eq!(base64_digest(b"f"), "Zg==");
-        assert_eq!(base64_digest(b"fo"), "Zm8=");
-        assert_eq!(base64_digest(b"foo"), "Zm9v");
-        assert_eq!(base64_digest(&[0xfb, 0xff]), "+/8=");
-    }
-
-    #[test]
-    fn the_policy_allows_exactly_the_page_s_own_style_and_script() {
-        let policy = content_security_policy();
-        assert!(
-            policy.starts_with("default-src 'none'; style-src 'sha256-"),
-            "{policy}"
-        );
-        assert!(!policy.contains("unsafe"), "{policy}");
-        // sha256 of the empty string, as a browser computes it.
-        assert_eq!(
-            csp_hash(""),
-            "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"
-        );
-    }
 
     #[test]
     fn control_characters_are_shown_as_their_pictures_and_markup_is_escaped() {
