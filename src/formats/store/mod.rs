@@ -12,10 +12,16 @@
 //! read in short transactions of a few thousand rows: in WAL mode (which these agents use) a
 //! reader never holds up a writer; in rollback mode no shared lock outlives one batch, so the
 //! agent's next write waits milliseconds at most.
+//!
+//! Here the reading, batch by batch; `layouts` says where each agent's store keeps its calls,
+//! `row_event` writes a row as the event the readers read.
+
+mod layouts;
+mod row_event;
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::io::{self, Write};
+use std::io;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::mpsc;
@@ -30,6 +36,8 @@ use super::options::ReadOptions;
 use super::reading::Reading;
 use super::source_rules::{Item, Offset};
 use crate::record::Format;
+use layouts::{fits, select, JsonHolds, Layout, LAYOUTS};
+use row_event::{compose, why_not_json};
 
 /// The first 16 bytes of every SQLite database.
 const HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -39,75 +47,6 @@ const BATCH: i64 = 4096;
 
 /// How long to wait for a lock the agent holds while it writes (rollback mode only).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Where one agent's store keeps its calls, and how a row becomes an event.
-struct Layout {
-    format: Format,
-    /// The table whose rows hold the calls.
-    table: &'static str,
-    /// Scalar columns, and the key each goes under in the event.
-    columns: &'static [(&'static str, &'static str)],
-    /// The JSON column, and the key it goes under; `None`: it is an object whose members join
-    /// the event's (OpenCode's `data` is the part itself).
-    json: (&'static str, Option<&'static str>),
-    /// Whether a table is one only this agent's store has, when another agent shares its
-    /// schema.
-    marked_by: Option<fn(&str) -> bool>,
-}
-
-/// Kilo's own tables beside OpenCode's: `kilo_board…` (7.7), `custom_llm2`.
-fn is_kilos_table(table: &str) -> bool {
-    table.starts_with("kilo_") || table.starts_with("custom_llm")
-}
-
-/// The columns of OpenCode's `part` table beside its JSON, which Kilo's store shares.
-const OPENCODE_PART_COLUMNS: &[(&str, &str)] = &[
-    ("id", "id"),
-    ("message_id", "messageID"),
-    ("session_id", "sessionID"),
-];
-
-/// Most specific first: Kilo's store is OpenCode's plus tables of its own.
-const LAYOUTS: [Layout; 4] = [
-    Layout {
-        format: Format::Kilo,
-        table: "part",
-        columns: OPENCODE_PART_COLUMNS,
-        json: ("data", None),
-        marked_by: Some(is_kilos_table),
-    },
-    Layout {
-        format: Format::Opencode,
-        table: "part",
-        columns: OPENCODE_PART_COLUMNS,
-        json: ("data", None),
-        marked_by: None,
-    },
-    Layout {
-        format: Format::Crush,
-        table: "messages",
-        columns: &[
-            ("id", "id"),
-            ("session_id", "session_id"),
-            ("role", "role"),
-            ("created_at", "created_at"),
-        ],
-        json: ("parts", Some("parts")),
-        marked_by: None,
-    },
-    Layout {
-        format: Format::Goose,
-        table: "messages",
-        columns: &[
-            ("message_id", "message_id"),
-            ("session_id", "session_id"),
-            ("role", "role"),
-            ("created_timestamp", "created_timestamp"),
-        ],
-        json: ("content_json", Some("content_json")),
-        marked_by: None,
-    },
-];
 
 /// Whether the file at `path` starts as a SQLite database does. Reads 16 bytes, nothing more.
 pub fn is_sqlite(path: &Path) -> bool {
@@ -390,166 +329,6 @@ fn tables(connection: &Connection) -> rusqlite::Result<HashMap<String, HashSet<S
     Ok(tables)
 }
 
-fn fits(layout: &Layout, tables: &HashMap<String, HashSet<String>>) -> bool {
-    let Some(columns) = tables.get(layout.table) else {
-        return false;
-    };
-    layout
-        .columns
-        .iter()
-        .map(|(column, _)| *column)
-        .chain([layout.json.0])
-        .all(|column| columns.contains(column))
-        && layout
-            .marked_by
-            .is_none_or(|is_marked| tables.keys().any(|table| is_marked(table)))
-}
-
-/// One batch of rows after a rowid, in rowid order: the rowid, the scalar columns, the JSON.
-fn select(layout: &Layout) -> String {
-    let columns: Vec<&str> = layout.columns.iter().map(|(column, _)| *column).collect();
-    format!(
-        "SELECT rowid, {}, {} FROM {} WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
-        columns.join(", "),
-        layout.json.0,
-        layout.table
-    )
-}
-
-/// Writes the event of one row: `{"key": column, …, "json key": <the JSON as stored>}`, or the
-/// columns followed by the members of a JSON object. Raw line breaks in the JSON can only be
-/// whitespace between its tokens (JSON strings escape theirs): they become spaces, so the
-/// event is one line.
-fn compose(
-    layout: &Layout,
-    row: &rusqlite::Row<'_>,
-    json: &[u8],
-    event: &mut Vec<u8>,
-) -> rusqlite::Result<Range<usize>> {
-    event.push(b'{');
-    for (index, (_, key)) in layout.columns.iter().enumerate() {
-        if index > 0 {
-            event.push(b',');
-        }
-        write_key(event, key);
-        match row.get_ref(index + 1)? {
-            ValueRef::Null | ValueRef::Blob(_) => event.extend_from_slice(b"null"),
-            // Writing into a Vec cannot fail.
-            ValueRef::Integer(number) => {
-                let _ = write!(event, "{number}");
-            }
-            ValueRef::Real(number) => match serde_json::Number::from_f64(number) {
-                Some(number) => {
-                    let _ = write!(event, "{number}");
-                }
-                None => event.extend_from_slice(b"null"),
-            },
-            ValueRef::Text(text) => write_text(event, text),
-        }
-    }
-    let start = event.len();
-    let json_at;
-    match layout.json.1 {
-        Some(key) => {
-            event.push(b',');
-            write_key(event, key);
-            json_at = event.len();
-            event.extend_from_slice(json);
-            event.push(b'}');
-        }
-        None => {
-            let members = json.trim_ascii();
-            match members.strip_prefix(b"{") {
-                Some(members) => {
-                    if !members.trim_ascii_start().starts_with(b"}") {
-                        event.push(b',');
-                    }
-                    json_at = event.len();
-                    event.extend_from_slice(members);
-                }
-                // Not an object: `produce` says so before it comes here.
-                None => {
-                    json_at = event.len();
-                    event.push(b'}');
-                }
-            }
-        }
-    }
-    let json_end = match layout.json.1 {
-        Some(_) => event.len() - 1,
-        None => event.len(),
-    };
-    let mut from = start;
-    while let Some(at) = memchr::memchr2(b'\n', b'\r', &event[from..]) {
-        event[from + at] = b' ';
-        from += at + 1;
-    }
-    event.push(b'\n');
-    Ok(json_at..json_end)
-}
-
-fn write_key(event: &mut Vec<u8>, key: &str) {
-    write_string(event, key);
-    event.push(b':');
-}
-
-/// A text column as a JSON string: ids and roles need no escape, and are copied as they are.
-fn write_text(event: &mut Vec<u8>, text: &[u8]) {
-    let plain = text
-        .iter()
-        .all(|&byte| (0x20..0x80).contains(&byte) && byte != b'"' && byte != b'\\');
-    if plain {
-        event.push(b'"');
-        event.extend_from_slice(text);
-        event.push(b'"');
-    } else {
-        write_string(event, &String::from_utf8_lossy(text));
-    }
-}
-
-fn write_string(event: &mut Vec<u8>, text: &str) {
-    // Writing a string into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *event, text);
-}
-
-/// What is wrong with the JSON column's text, said of the column rather than of the event the
-/// reader saw; `None` when the column is fine (then what the reader said stands).
-fn why_not_json(column: &str, text: &[u8], holds: JsonHolds) -> Option<String> {
-    let object_only = holds == JsonHolds::Object;
-    let error = match serde_json::from_slice::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(_)) => return None,
-        Ok(serde_json::Value::Array(_)) if !object_only => return None,
-        Ok(_) if object_only => return Some(format!("`{column}` holds JSON, but not an object")),
-        Ok(_) => {
-            return Some(format!(
-                "`{column}` holds JSON, but neither an object nor a list"
-            ))
-        }
-        Err(error) => error,
-    };
-    Some(format!("`{column}` is not JSON: {error}"))
-}
-
-/// What a store's JSON column must hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum JsonHolds {
-    /// An object only.
-    Object,
-    /// An object or a list.
-    ObjectOrList,
-}
-
-impl JsonHolds {
-    /// A column whose members join the event's must be an object; one that goes under a key
-    /// may be a list too.
-    fn of(layout: &Layout) -> JsonHolds {
-        match layout.json.1 {
-            None => JsonHolds::Object,
-            Some(_) => JsonHolds::ObjectOrList,
-        }
-    }
-}
-
 fn read_error(error: rusqlite::Error, after: i64) -> io::Error {
     if after == i64::MIN {
         return io::Error::other(error);
@@ -571,21 +350,5 @@ mod tests {
         assert!(!is_sqlite(&path));
         std::fs::write(&path, b"SQLite").unwrap();
         assert!(!is_sqlite(&path));
-    }
-
-    #[test]
-    fn the_json_column_is_said_to_be_wrong_and_nothing_else() {
-        assert_eq!(why_not_json("data", br#"{"a":1}"#, JsonHolds::Object), None);
-        assert_eq!(why_not_json("parts", b"[]", JsonHolds::ObjectOrList), None);
-        let cut = why_not_json("data", br#"{"a":"#, JsonHolds::Object).unwrap();
-        assert!(cut.starts_with("`data` is not JSON: EOF"), "{cut}");
-        assert_eq!(
-            why_not_json("parts", b"3", JsonHolds::ObjectOrList).unwrap(),
-            "`parts` holds JSON, but neither an object nor a list"
-        );
-        assert_eq!(
-            why_not_json("data", b"[]", JsonHolds::Object).unwrap(),
-            "`data` holds JSON, but not an object"
-        );
     }
 }
