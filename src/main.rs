@@ -11,7 +11,7 @@ use std::process;
 use clap::Parser;
 
 use program::exit_codes::ExitCode;
-use program::{commands, messages};
+use program::{broken_pipe, commands, messages};
 use reasons::cli::Cli;
 
 /// Writing into a closed pipe (`reasons extract … | head`) is how a reader says it has seen
@@ -20,7 +20,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match commands::run(cli.command) {
         Ok(code) => code,
-        Err(error) if commands::is_broken_pipe(&error) => ExitCode::Success,
+        Err(error) if broken_pipe::is_broken_pipe(&error) => ExitCode::Success,
         Err(error) => {
             messages::message!("{error:#}");
             ExitCode::Error

@@ -4,13 +4,20 @@
 //! read them through `schedule`, write through `output` (and `report`, the HTML page), and speak
 //! to the person through `messages` and `progress`.
 
+pub mod agent_asks;
 pub mod agent_homes;
+pub mod ask_gateway;
+pub mod broken_pipe;
 pub mod commands;
 pub mod exit_codes;
+pub mod gateway_server;
 pub mod http;
+pub mod logs_to_read;
 pub mod messages;
+pub mod otlp;
 pub mod output;
 pub mod progress;
+pub mod relay;
 pub mod report;
 pub mod schedule;
 pub mod sources;

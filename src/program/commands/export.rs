@@ -5,9 +5,9 @@
 //! ids derived from the call id (from its place in its log when it has none): exporting a log
 //! again sends the same spans.
 
-use super::logs_to_read::{report_problems, LogsToRead};
-use super::otlp::Exporter;
 use crate::program::exit_codes::ExitCode;
+use crate::program::logs_to_read::{report_problems, LogsToRead};
+use crate::program::otlp::Exporter;
 use crate::program::schedule::read_each_in_order;
 
 pub fn run(logs: LogsToRead, otlp: &str) -> anyhow::Result<ExitCode> {
@@ -29,7 +29,7 @@ pub fn run(logs: LogsToRead, otlp: &str) -> anyhow::Result<ExitCode> {
     )?;
     failed |= !all_read;
     exporter.flush();
-    super::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
+    crate::program::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
     let dropped = exporter.dropped();
     if dropped > 0 {
         crate::program::messages::message!(

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use reasons::record::{CallRecord, Status};
 
-use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
+use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::output::{record_writer, ExtractFormat, WriterOptions};
 use crate::program::schedule::{read_each_in_order, read_one, Cores};
 
@@ -80,7 +80,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         writer.flush(*out)?;
         match summary {
             Ok(summary) => calls = summary.calls,
-            Err(error) if super::broken_pipe::is_broken_pipe(&error) => return Err(error),
+            Err(error) if crate::program::broken_pipe::is_broken_pipe(&error) => return Err(error),
             Err(error) => {
                 crate::program::messages::message!("{error:#}");
                 failed = true;
@@ -111,7 +111,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         failed |= !all_read;
         writer.flush(out)?;
     }
-    super::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
+    crate::program::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
     Ok(if failed {
         ExitCode::Error
     } else {

@@ -7,8 +7,8 @@ use anyhow::Context;
 use reasons::reasons_log::Via;
 use reasons::stream::{Filter, Options};
 
-use super::relay::{pump, PumpError, ReasonSink};
 use crate::program::exit_codes::ExitCode;
+use crate::program::relay::{pump, PumpError, ReasonSink};
 
 /// Passes `input` through the layer to `output`, one line out per line in, reporting each
 /// reason taken off on stderr or, with a `reasons_log`, appending it there.

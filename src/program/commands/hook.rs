@@ -12,7 +12,7 @@
 //!   Copilot CLI a `preToolUse` one with `toolName` and `toolArgs` (a JSON text): a reason not in
 //!   the input is found in the log by the tool and what the call touched.
 //! - With `--gateway URL`, a call with an id is first asked of a team's gateway
-//!   ([`super::ask_gateway`]), then looked for in the local log.
+//!   ([`crate::program::ask_gateway`]), then looked for in the local log.
 //!
 //! **In the prompt.** The person decides at the agent's approval dialog. Claude Code and Copilot
 //! CLI show a hook's text inside it only when the hook answers "ask", so there the hook answers
@@ -35,7 +35,7 @@ use reasons::reasons_log;
 use reasons::visible::visible;
 use serde_json::{json, Value};
 
-use super::agent_asks::{self, Surroundings};
+use crate::program::agent_asks::{self, Surroundings};
 
 /// More than any hook input an agent sends: a larger one is not read.
 const MAX_INPUT: u64 = 64 << 20;
@@ -212,7 +212,7 @@ fn reason<'a>(agent: Agent, hook: &'a Value, found_in: Where) -> Option<Found<'a
         }
         Agent::ClaudeCode | Agent::Codex => {
             let call_id = hook.get("tool_use_id")?.as_str()?;
-            super::ask_gateway::reason_by_call_id(found_in.gateway, log, call_id)?
+            crate::program::ask_gateway::reason_by_call_id(found_in.gateway, log, call_id)?
         }
     };
     Some(Found {

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::{json, Map, Value};
 
-use super::agent_asks::{self, handler_command};
 use super::hook::{Agent, Placement};
+use crate::program::agent_asks::{self, handler_command};
 use crate::program::agent_homes;
 use crate::program::exit_codes::ExitCode;
 

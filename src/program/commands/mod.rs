@@ -1,9 +1,7 @@
-//! One module per subcommand. Each takes options of its own, never clap's types, and returns how
+//! One module per subcommand, and nothing else: what several commands share lives beside this
+//! folder in `program/`. Each takes options of its own, never clap's types, and returns how
 //! the run ended; `main` reports errors. This module turns parsed arguments into those options.
 
-mod agent_asks;
-mod ask_gateway;
-mod broken_pipe;
 mod check;
 mod completions;
 mod export;
@@ -12,18 +10,16 @@ mod filter;
 mod gateway;
 mod hook;
 mod hook_install;
-mod logs_to_read;
-mod otlp;
 mod proxy;
-mod relay;
 mod report;
 #[cfg(unix)]
 mod run;
 mod stats;
 mod watch;
 
-pub use broken_pipe::is_broken_pipe;
-use logs_to_read::{logs_to_read, same_file, Needs};
+use crate::program::agent_asks;
+use crate::program::logs_to_read::{logs_to_read, same_file, Needs};
+use crate::program::otlp;
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;

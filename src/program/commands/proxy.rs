@@ -18,8 +18,8 @@ use anyhow::Context;
 use reasons::reasons_log::Via;
 use reasons::stream::proxy_halves;
 
-use super::relay::{pump, PumpError, ReasonSink};
 use crate::program::exit_codes::ExitCode;
+use crate::program::relay::{pump, PumpError, ReasonSink};
 
 /// How long a server may take to exit once its client has gone and its stdin is closed.
 const GRACE: Duration = Duration::from_secs(2);

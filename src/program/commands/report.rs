@@ -9,8 +9,8 @@ use anyhow::Context;
 use reasons::record::CallRecord;
 use reasons::stats::{GroupBy, Tally};
 
-use super::logs_to_read::{report_problems, LogsToRead};
 use crate::program::exit_codes::ExitCode;
+use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::output::Writer;
 use crate::program::report::{Page, PageWriter};
 use crate::program::schedule::read_each_in_order;
@@ -113,7 +113,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(Ex
         },
     )?;
     failed |= !all_read;
-    super::logs_to_read::say_if_no_agent_log(&logs.sources, records.len() as u64, failed);
+    crate::program::logs_to_read::say_if_no_agent_log(&logs.sources, records.len() as u64, failed);
     let page = Page {
         records: &records,
         by_tool: &by_tool.report(),

@@ -22,12 +22,12 @@ use reasons::record::Format;
 use reasons::stats::Counts;
 use serde_json::{json, Value};
 
-use super::agent_asks;
-use super::gateway;
 use super::hook::{self, Placement};
 use super::hook_install::{self, shell_quote};
+use crate::program::agent_asks;
 use crate::program::agent_homes;
 use crate::program::exit_codes::ExitCode;
+use crate::program::gateway_server;
 use crate::program::messages::message;
 use crate::program::schedule::{read_each_in_order, SourceOptions};
 use crate::program::sources::{self, Source};
@@ -220,7 +220,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         }
     }
     let strip = options.strip.unwrap_or(agent.strips_by_default());
-    let gateway_options = gateway::Options {
+    let gateway_options = gateway_server::Options {
         listen: options
             .listen
             .clone()
@@ -236,13 +236,13 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         serve_reasons: false,
         store: None,
         store_ttl: "7d".to_owned(),
-        otlp: super::otlp::endpoint(None),
+        otlp: crate::program::otlp::endpoint(None),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the gateway's runtime")?;
-    let bound = runtime.block_on(gateway::bind(&gateway_options))?;
+    let bound = runtime.block_on(gateway_server::bind(&gateway_options))?;
     let address = bound.address()?;
     let gateway_url = format!("http://{address}");
     let wiring = wire(agent, &gateway_url, &given, &options.reasons_log, &mut args)?;
@@ -252,7 +252,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         }
     }
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = runtime.spawn(gateway::serve_until(bound, async {
+    let serving = runtime.spawn(gateway_server::serve_until(bound, async {
         let _ = stopped.await;
     }));
 

@@ -78,7 +78,7 @@ pub fn pump<R: Read, W: Write>(
 pub struct ReasonSink {
     to: Destination,
     via: Via,
-    spans: Option<Arc<super::otlp::Exporter>>,
+    spans: Option<Arc<crate::program::otlp::Exporter>>,
 }
 
 enum Destination {
@@ -99,14 +99,14 @@ impl ReasonSink {
             ),
         };
         let spans = otlp
-            .map(super::otlp::Exporter::start)
+            .map(crate::program::otlp::Exporter::start)
             .transpose()?
             .map(Arc::new);
         Ok(ReasonSink { to, via, spans })
     }
 
     /// The exporter the spans go to, to wait for at the end.
-    pub fn spans(&self) -> Option<Arc<super::otlp::Exporter>> {
+    pub fn spans(&self) -> Option<Arc<crate::program::otlp::Exporter>> {
         self.spans.clone()
     }
 

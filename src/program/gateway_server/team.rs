@@ -34,7 +34,7 @@ pub struct Team {
     /// The store the replicas share (`--store`).
     pub store: Option<Store>,
     /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
-    spans: Option<crate::program::commands::otlp::Exporter>,
+    spans: Option<crate::program::otlp::Exporter>,
 }
 
 impl Team {
@@ -43,7 +43,7 @@ impl Team {
     pub fn new(
         serve: bool,
         store: Option<Store>,
-        spans: Option<crate::program::commands::otlp::Exporter>,
+        spans: Option<crate::program::otlp::Exporter>,
         log: &Path,
     ) -> Team {
         let served = serve.then(|| {

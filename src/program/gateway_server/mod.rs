@@ -1,0 +1,846 @@
+//! The gateway's server (`reasons gateway`, and the one `reasons run` starts): HTTP in front of a
+//! model's API that applies the layer to what passes (see `reasons::gateway` for the rewriting
+//! itself), with what a team's gateway adds (`store`: `--store`; `team`: `--serve-reasons`).
+//!
+//! hyper on both sides: the server speaks HTTP/1.1 and h2c to the agent, the client HTTP/1.1 or
+//! HTTP/2 to the upstream, over rustls with the webpki roots, so TLS is verified the same way on
+//! every machine. Bodies the layer does not read are streamed through, frame by frame.
+
+use std::convert::Infallible;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Incoming};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use reasons::apis::{Api, ModelProvider};
+use reasons::gateway::{
+    betas_without_the_tool_use_classifier, Exchange, Output, Recall, RECALL_TAIL, SESSION_HEADERS,
+};
+use reasons::layer::TakenReason;
+use reasons::reasons_log::{self, Record, Via};
+use tokio::net::TcpListener;
+
+use crate::program::exit_codes::ExitCode;
+use crate::program::http;
+
+mod store;
+mod team;
+
+/// How the gateway runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where it listens.
+    pub listen: String,
+    /// Where it forwards, as given: `URL` for every API, `API=URL` for one provider's.
+    pub upstreams: Vec<String>,
+    /// Where the reasons go.
+    pub reasons_log: PathBuf,
+    /// Whether calls lose their reason (`--no-strip` leaves them, and still logs).
+    pub strip: bool,
+    /// Whether each reason is printed on stderr as it is taken off (`-v`).
+    pub verbose: bool,
+    /// Whether the calls of a request's history get their logged reason back (`--no-restore`
+    /// turns it off).
+    pub restore: bool,
+    /// The largest request body read whole (`--max-body`): a larger one is a 413.
+    pub max_body: u64,
+    /// Whether `GET /reasons/v1/calls/{call_id}` answers (`--serve-reasons`).
+    pub serve_reasons: bool,
+    /// The Redis or Valkey the replicas share (`--store`), and how long a reason is kept there.
+    pub store: Option<String>,
+    pub store_ttl: String,
+    /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
+    pub otlp: Option<String>,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type ProxyBody = BoxBody<Bytes, BoxError>;
+type UpstreamClient = http::HttpsClient<ProxyBody>;
+
+/// What every connection shares.
+struct Gateway {
+    client: UpstreamClient,
+    upstreams: Upstreams,
+    log: Option<reasons_log::Writer>,
+    log_path: PathBuf,
+    /// Whether the log has failed once: said once, not for every call.
+    log_failed: AtomicBool,
+    strip: bool,
+    verbose: bool,
+    /// The reasons given back to the history of requests, when restoring.
+    recall: Option<std::sync::RwLock<Recall>>,
+    /// The upstreams that failed the last request sent to them: said once per outage.
+    unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
+    /// The largest request body read whole.
+    max_body: u64,
+    /// `--serve-reasons` and `--store`.
+    team: team::Team,
+}
+
+/// Where each provider's requests go.
+#[derive(Debug, Clone)]
+struct Upstreams {
+    by_provider: Vec<(ModelProvider, Upstream)>,
+}
+
+impl Upstreams {
+    /// Reads `--upstream [API=]URL`…: each provider's own API unless a bare URL sends every API
+    /// to one place; `API=URL` then sets one provider's, whatever the order.
+    fn parse(given: &[String]) -> anyhow::Result<Upstreams> {
+        let providers = ModelProvider::all();
+        let names = || {
+            let names: Vec<&str> = providers.iter().map(|provider| provider.name).collect();
+            names.join(", ")
+        };
+        let mut everything: Option<&str> = None;
+        let mut one: Vec<(ModelProvider, &str)> = Vec::new();
+        for value in given {
+            let named = value
+                .split_once('=')
+                .filter(|(name, _)| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+            match named {
+                Some((name, url)) => {
+                    let Some(provider) = providers.iter().find(|provider| provider.name == name)
+                    else {
+                        bail!(
+                            "--upstream {value}: no API is named {name} (give {})",
+                            names()
+                        );
+                    };
+                    one.retain(|(earlier, _)| earlier != provider);
+                    one.push((*provider, url));
+                }
+                None if everything.is_some() => {
+                    bail!(
+                        "--upstream {value}: give one URL for every API, or API=URL ({})",
+                        names()
+                    )
+                }
+                None => everything = Some(value),
+            }
+        }
+        let by_provider = providers
+            .iter()
+            .map(|provider| {
+                let url = one
+                    .iter()
+                    .find(|(named, _)| named == provider)
+                    .map(|(_, url)| *url)
+                    .or(everything)
+                    .unwrap_or(provider.default_upstream);
+                Ok((*provider, Upstream::parse(url)?))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Upstreams { by_provider })
+    }
+
+    fn of(&self, provider: ModelProvider) -> &Upstream {
+        self.by_provider
+            .iter()
+            .find(|(named, _)| *named == provider)
+            .map_or(&self.by_provider[0].1, |(_, upstream)| upstream)
+    }
+
+    /// Where each goes, for the startup line: one URL when they all go to the same.
+    fn describe(&self) -> String {
+        let first = &self.by_provider[0].1.url;
+        if self
+            .by_provider
+            .iter()
+            .all(|(_, upstream)| &upstream.url == first)
+        {
+            return format!("forwarding to {first}");
+        }
+        let each: Vec<String> = self
+            .by_provider
+            .iter()
+            .map(|(provider, upstream)| format!("{} to {}", provider.name, upstream.url))
+            .collect();
+        format!("forwarding {}", each.join(", "))
+    }
+}
+
+/// The upstream's origin and path prefix.
+#[derive(Debug, Clone)]
+struct Upstream {
+    /// As given.
+    url: String,
+    scheme: String,
+    authority: String,
+    prefix: String,
+}
+
+impl Upstream {
+    fn parse(url: &str) -> anyhow::Result<Upstream> {
+        let uri: Uri = url
+            .parse()
+            .with_context(|| format!("--upstream {url}: not a URL"))?;
+        let scheme = match uri.scheme_str() {
+            Some(scheme @ ("http" | "https")) => scheme.to_owned(),
+            _ => bail!("--upstream {url}: give an http:// or https:// URL"),
+        };
+        let Some(authority) = uri.authority() else {
+            bail!("--upstream {url}: no host");
+        };
+        if uri.query().is_some() {
+            bail!("--upstream {url}: a query has no place in the upstream");
+        }
+        Ok(Upstream {
+            url: url.to_owned(),
+            scheme,
+            authority: authority.to_string(),
+            prefix: uri.path().trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// The upstream URL for a request's path and query.
+    fn uri_for(&self, path_and_query: &str) -> Result<Uri, hyper::http::Error> {
+        Uri::builder()
+            .scheme(self.scheme.as_str())
+            .authority(self.authority.as_str())
+            .path_and_query(format!("{}{path_and_query}", self.prefix))
+            .build()
+    }
+}
+
+/// Runs the gateway until it is stopped (Ctrl-C or SIGTERM).
+pub fn run(options: Options) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the gateway's runtime")?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: Options) -> anyhow::Result<ExitCode> {
+    serve_until(bind(&options).await?, shutdown_signal()).await;
+    Ok(ExitCode::Success)
+}
+
+/// A gateway listening, announced, not yet serving: `reasons run` starts its agent between the
+/// two, and stops the gateway when the agent ends rather than on Ctrl-C (which is the agent's).
+pub struct Bound {
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+}
+
+/// Checks the options, listens and opens the log: every mistake is found here, before anything
+/// is served.
+pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
+    let upstreams = Upstreams::parse(&options.upstreams)?;
+    let address: SocketAddr = tokio::net::lookup_host(&options.listen)
+        .await
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .with_context(|| format!("--listen {}: not an address to listen on", options.listen))?;
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}"))?;
+    let log = match reasons_log::Writer::open(&options.reasons_log) {
+        Ok(log) => Some(log),
+        Err(error) => {
+            say(&format!(
+                "cannot open the reasons log {}: {error}; calls go through, their reasons are lost (-v prints them)",
+                options.reasons_log.display()
+            ));
+            None
+        }
+    };
+    let ttl = store::parse_ttl(&options.store_ttl)?;
+    let store = match &options.store {
+        Some(url) => Some(store::Store::open(url, ttl)?),
+        None => None,
+    };
+    let spans = match &options.otlp {
+        Some(url) => Some(crate::program::otlp::Exporter::start(url)?),
+        None => None,
+    };
+    let team = team::Team::new(options.serve_reasons, store, spans, &options.reasons_log);
+    let gateway = Arc::new(Gateway {
+        client: upstream_client(),
+        upstreams,
+        log,
+        log_path: options.reasons_log.clone(),
+        log_failed: AtomicBool::new(false),
+        strip: options.strip,
+        verbose: options.verbose,
+        recall: options
+            .restore
+            .then(|| std::sync::RwLock::new(recall(&options.reasons_log))),
+        unreachable: std::sync::Mutex::default(),
+        max_body: options.max_body,
+        team,
+    });
+    // Tests and scripts wait for this line: the port is open once it is written.
+    say(&format!(
+        "gateway listening on http://{}, {}, reasons to {}{}",
+        listener.local_addr()?,
+        gateway.upstreams.describe(),
+        options.reasons_log.display(),
+        gateway.team.describe()
+    ));
+    Ok(Bound { listener, gateway })
+}
+
+impl Bound {
+    /// Where it listens.
+    pub fn address(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+/// Serves until `shutdown` completes.
+pub async fn serve_until(bound: Bound, shutdown: impl std::future::Future<Output = ()>) {
+    let Bound { listener, gateway } = bound;
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors, say: keep serving the connections there are.
+                Err(error) => {
+                    if gateway.verbose {
+                        say(&format!("cannot accept a connection: {error}"));
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let gateway = Arc::clone(&gateway);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let gateway = Arc::clone(&gateway);
+                async move { Ok::<_, Infallible>(gateway.handle(request).await) }
+            });
+            // A client that goes away mid-answer is no error of the gateway's.
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn upstream_client() -> UpstreamClient {
+    http::client(Duration::from_secs(30))
+}
+
+/// Headers that belong to one connection, not to the request or answer they travel with.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Removes the hop-by-hop headers, those named in `Connection` too.
+fn remove_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}
+
+/// Takes the tool-use classifier's token out of the `anthropic-beta` headers of a request whose
+/// body lost its safeguard (SPEC §4.2: no classifier reads a reason); a header left without a
+/// token goes. Every other token stays as it came.
+fn withhold_the_classifier_beta(headers: &mut HeaderMap) {
+    const BETA: HeaderName = HeaderName::from_static("anthropic-beta");
+    let mut changed = false;
+    let mut kept = Vec::new();
+    for value in headers.get_all(&BETA) {
+        let rest = value
+            .to_str()
+            .map(betas_without_the_tool_use_classifier)
+            .ok()
+            .filter(|rest| rest.as_bytes() != value.as_bytes());
+        match rest {
+            None => kept.push(value.clone()),
+            Some(rest) => {
+                changed = true;
+                // A part of a header value is a header value.
+                kept.extend(
+                    HeaderValue::from_str(&rest)
+                        .ok()
+                        .filter(|_| !rest.is_empty()),
+                );
+            }
+        }
+    }
+    if changed {
+        headers.remove(&BETA);
+        for value in kept {
+            headers.append(&BETA, value);
+        }
+    }
+}
+
+fn full(bytes: impl Into<Bytes>) -> ProxyBody {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    content_type(headers).is_some_and(|kind| kind.starts_with("text/event-stream"))
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    content_type(headers).is_some_and(|kind| kind.starts_with("application/json"))
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    let kind = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(kind.trim().to_ascii_lowercase())
+}
+
+impl Gateway {
+    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<ProxyBody> {
+        let path = request.uri().path().to_owned();
+        let path_and_query = request
+            .uri()
+            .path_and_query()
+            .map_or_else(|| path.clone(), |value| value.as_str().to_owned());
+        if let Some(answer) = self.team.answer(request.method(), &path).await {
+            return answer;
+        }
+        // The door: the request's API is decided here, once, and carried along. A path of no
+        // API's goes upstream untouched (SPEC §4.2), as does any method but POST.
+        let api = Api::of_path(&path);
+        let rewritten_as = api.filter(|_| request.method() == Method::POST);
+        let provider =
+            ModelProvider::of_request(api, &path, &|name| request.headers().contains_key(name));
+        let upstream = self.upstreams.of(provider);
+        let uri = match upstream.uri_for(&path_and_query) {
+            Ok(uri) => uri,
+            Err(error) => return error_answer(StatusCode::BAD_REQUEST, api, &error.to_string()),
+        };
+        let (mut parts, body) = request.into_parts();
+        remove_hop_by_hop(&mut parts.headers);
+        parts.headers.remove(header::HOST);
+        parts.uri = uri;
+        let (body, exchange) = match rewritten_as {
+            None => (body.map_err(BoxError::from).boxed(), None),
+            Some(rewritten_as) => {
+                let bytes = match read_bounded(body, &parts.headers, self.max_body).await {
+                    Ok(bytes) => bytes,
+                    Err(refused) => return refused.answer(api, self.max_body),
+                };
+                let (mut exchange, augmented) = self
+                    .team
+                    .exchange(
+                        rewritten_as,
+                        &path,
+                        &bytes,
+                        self.strip,
+                        self.recall.as_ref(),
+                    )
+                    .await;
+                // Agents name their session in a header, when they do, more reliably than in
+                // the body.
+                let named = SESSION_HEADERS.iter().find_map(|name| {
+                    parts
+                        .headers
+                        .get(*name)
+                        .and_then(|value| value.to_str().ok())
+                });
+                if let Some(session) = named {
+                    exchange.session = Some(session.to_owned());
+                }
+                if exchange.withholds_the_tool_use_classifier() {
+                    withhold_the_classifier_beta(&mut parts.headers);
+                }
+                if let Some(problem) = exchange.problem.as_ref().filter(|_| self.verbose) {
+                    say(&format!("{path}: {problem}; forwarded as it came"));
+                }
+                let bytes = augmented.map_or(bytes, Bytes::from);
+                parts.headers.remove(header::CONTENT_LENGTH);
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+                // An answer the gateway reads must come uncompressed.
+                parts.headers.insert(
+                    header::ACCEPT_ENCODING,
+                    HeaderValue::from_static("identity"),
+                );
+                (full(bytes), Some(exchange))
+            }
+        };
+        let authority = upstream.authority.clone();
+        let upstream = match self.client.request(Request::from_parts(parts, body)).await {
+            Ok(answer) => {
+                self.reached(provider);
+                answer
+            }
+            Err(error) => {
+                let message = format!(
+                    "cannot reach the upstream {authority}: {}",
+                    error_chain(&error)
+                );
+                if self.unreached(provider) {
+                    say(&format!("{path}: {message}"));
+                }
+                return error_answer(StatusCode::BAD_GATEWAY, api, &message);
+            }
+        };
+        let (mut parts, body) = upstream.into_parts();
+        remove_hop_by_hop(&mut parts.headers);
+        let readable =
+            parts.status.is_success() && !parts.headers.contains_key(header::CONTENT_ENCODING);
+        match exchange {
+            Some(exchange) if readable && is_event_stream(&parts.headers) => {
+                parts.headers.remove(header::CONTENT_LENGTH);
+                Response::from_parts(parts, self.stream(exchange, path, body))
+            }
+            Some(exchange) if readable && is_json(&parts.headers) => {
+                let bytes = match body.collect().await {
+                    Ok(collected) => collected.to_bytes(),
+                    Err(error) => {
+                        let message = format!("the upstream's answer broke off: {error}");
+                        if self.verbose {
+                            say(&format!("{path}: {message}"));
+                        }
+                        return error_answer(StatusCode::BAD_GATEWAY, api, &message);
+                    }
+                };
+                let answer = exchange.answer(&bytes);
+                if answer.withheld {
+                    return self.withheld(api, &path, bytes.len());
+                }
+                self.log(&answer.reasons, exchange.session.as_deref());
+                let bytes = answer.body.map_or(bytes, Bytes::from);
+                parts
+                    .headers
+                    .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+                Response::from_parts(parts, full(bytes))
+            }
+            _ => Response::from_parts(parts, body.map_err(BoxError::from).boxed()),
+        }
+    }
+
+    /// Streams an answer through the layer: each piece is rewritten as it arrives, its reasons
+    /// logged, then it is sent on. A client that goes away ends the upstream's stream too, even
+    /// while the upstream sends nothing. A stream that breaks off (see `StreamedAnswer::end`)
+    /// sends nothing it held, and the client's stream breaks off after what was sent.
+    fn stream(self: &Arc<Self>, exchange: Exchange, path: String, mut body: Incoming) -> ProxyBody {
+        let (sender, relay) = Relay::new(4);
+        let gateway = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut stream = exchange.streamed_answer();
+            let session = exchange.session.as_deref();
+            loop {
+                let (pieces, ended) = tokio::select! {
+                    ready = ready_frames(&mut body) => ready,
+                    () = sender.closed() => {
+                        let out = stream.abandon();
+                        gateway.said_cut(&path, "the client went away", &out);
+                        return;
+                    }
+                };
+                let mut out = Output::default();
+                for piece in pieces {
+                    out.append(stream.push(&piece));
+                }
+                if let Some(ended) = &ended {
+                    out.append(stream.end(ended.is_ok()));
+                }
+                if stream.is_broken() {
+                    let why = match &ended {
+                        Some(Err(error)) => error_chain(error),
+                        Some(Ok(())) => "it ended before it was complete".to_owned(),
+                        None => "it sent an event that is not JSON".to_owned(),
+                    };
+                    gateway.said_cut(&path, &why, &out);
+                    if gateway.send(&sender, out, session).await {
+                        gateway.break_off(&sender, why).await;
+                    }
+                    return;
+                }
+                let sent = gateway.send(&sender, out, session).await;
+                if !sent || ended.is_some() {
+                    return;
+                }
+            }
+        });
+        relay.boxed()
+    }
+
+    /// Breaks the client's stream off after what was sent, as the upstream's broke off: the
+    /// agent sees a failed answer, never one it could take for complete.
+    async fn break_off(&self, sender: &RelaySender, why: String) {
+        // hyper drops what it has not yet written when a body fails, so the last bytes are
+        // given time to leave before the failure does.
+        let sent = Duration::from_millis(2);
+        for _ in 0..500 {
+            if sender.capacity() == sender.max_capacity() {
+                break;
+            }
+            tokio::time::sleep(sent).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let _ = sender
+            .send(Err(format!("the upstream's stream broke off: {why}").into()))
+            .await;
+    }
+
+    /// Says (with `-v`) that an answer broke off, and which calls it cut: their held fragments
+    /// were dropped, and nothing of them was logged.
+    fn said_cut(&self, path: &str, why: &str, out: &Output) {
+        if !self.verbose {
+            return;
+        }
+        let mut message = format!("{path}: the answer broke off ({why})");
+        for call in &out.cut {
+            message.push_str(&format!(
+                "; the call to {call} was cut: nothing of it sent or logged"
+            ));
+        }
+        say(&message);
+    }
+
+    /// The answer to a plain JSON answer that is not JSON, in an exchange that strips: a body
+    /// cut off before its end may hold a reason the layer cannot take off, and the client
+    /// could not have read it either.
+    fn withheld(&self, api: Option<Api>, path: &str, length: usize) -> Response<ProxyBody> {
+        let message = format!(
+            "the upstream's answer is not complete JSON ({length} bytes); not passed on, as it may hold a reason"
+        );
+        if self.verbose {
+            say(&format!("{path}: {message}"));
+        }
+        error_answer(StatusCode::BAD_GATEWAY, api, &message)
+    }
+
+    /// Logs a piece's reasons, then sends its bytes; false when the client has gone.
+    async fn send(&self, sender: &RelaySender, out: Output, session: Option<&str>) -> bool {
+        self.log(&out.reasons, session);
+        out.bytes.is_empty() || sender.send(Ok(Bytes::from(out.bytes))).await.is_ok()
+    }
+
+    /// Notes that a provider's upstream answered: a later failure is news again.
+    fn reached(&self, provider: ModelProvider) {
+        let mut unreachable = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
+        if !unreachable.is_empty() {
+            unreachable.remove(provider.name);
+        }
+    }
+
+    /// Notes that a provider's upstream could not be reached; true the first time in a row, when
+    /// the person beside the gateway must hear of it (the agent only sees its request fail).
+    fn unreached(&self, provider: ModelProvider) -> bool {
+        let mut unreachable = self.unreachable.lock().unwrap_or_else(|e| e.into_inner());
+        unreachable.insert(provider.name) || self.verbose
+    }
+
+    /// Writes each reason to the log (and with `-v` to stderr), before the call it came off is
+    /// sent on.
+    fn log(&self, reasons: &[TakenReason], session: Option<&str>) {
+        for taken in reasons {
+            if self.verbose {
+                crate::program::messages::line(&taken.to_string());
+            }
+            if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
+                let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
+                recall.note(call_id, &taken.tool, &taken.reason);
+            }
+            let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
+            self.team.took(&record);
+            let Some(log) = &self.log else { continue };
+            if let Err(error) = log.append(&record) {
+                if !self.log_failed.swap(true, Ordering::Relaxed) {
+                    say(&format!(
+                        "cannot write the reasons log {}: {error}; calls go through, their reasons are lost (-v prints them)",
+                        self.log_path.display()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// What a starting gateway remembers: the records at the end of its reasons log, so that a
+/// restarted gateway still gives back reasons logged before it started. A log it cannot read is
+/// one it starts without.
+fn recall(log: &std::path::Path) -> Recall {
+    let mut recall = Recall::default();
+    let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| recall.note_logged(&logged));
+    recall
+}
+
+/// Waits for the upstream's next piece of body, then takes every piece that has already arrived
+/// as well, so that a burst of events is rewritten and sent on in one write instead of one each;
+/// nothing waits for more than what is there. Says too whether the body ended, and how.
+async fn ready_frames(body: &mut Incoming) -> (Vec<Bytes>, Option<Result<(), hyper::Error>>) {
+    std::future::poll_fn(|cx| {
+        let mut pieces = Vec::new();
+        loop {
+            match Pin::new(&mut *body).poll_frame(cx) {
+                // Trailers: an event stream has none worth keeping.
+                Poll::Ready(Some(Ok(frame))) => pieces.extend(frame.into_data().ok()),
+                Poll::Ready(Some(Err(error))) => return Poll::Ready((pieces, Some(Err(error)))),
+                Poll::Ready(None) => return Poll::Ready((pieces, Some(Ok(())))),
+                Poll::Pending if pieces.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready((pieces, None)),
+            }
+        }
+    })
+    .await
+}
+
+/// The sending side of a [`Relay`]: bytes, or the error that breaks the body off.
+type RelaySender = tokio::sync::mpsc::Sender<Result<Bytes, BoxError>>;
+
+/// A streamed answer's body, fed by the task that rewrites the upstream's. Its sender can tell
+/// when the client has gone (the body is dropped), which a stalled upstream never would.
+struct Relay {
+    frames: tokio::sync::mpsc::Receiver<Result<Bytes, BoxError>>,
+}
+
+impl Relay {
+    fn new(buffer: usize) -> (RelaySender, Relay) {
+        let (sender, frames) = tokio::sync::mpsc::channel(buffer);
+        (sender, Relay { frames })
+    }
+}
+
+impl Body for Relay {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, BoxError>>> {
+        self.frames
+            .poll_recv(cx)
+            .map(|frame| frame.map(|frame| frame.map(hyper::body::Frame::data)))
+    }
+}
+
+/// Why a request body was not read.
+enum Refused {
+    /// It is larger than `--max-body`: said by its `content-length`, or found while reading.
+    TooLarge,
+    /// The agent went away while sending it.
+    Broken(hyper::Error),
+}
+
+impl Refused {
+    fn answer(&self, api: Option<Api>, max_body: u64) -> Response<ProxyBody> {
+        match self {
+            Refused::TooLarge => error_answer(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                api,
+                &format!("the request body is larger than --max-body ({max_body} bytes)"),
+            ),
+            // Nobody is left to answer, but hyper wants an answer.
+            Refused::Broken(error) => {
+                error_answer(StatusCode::BAD_REQUEST, api, &error.to_string())
+            }
+        }
+    }
+}
+
+/// Reads a request body whole into one buffer, refusing one larger than `max` before reading
+/// it (by its `content-length`) or as soon as it grows past it (a chunked body). The buffer is
+/// sized once from the `content-length`, so a body costs its own size, not twice it.
+async fn read_bounded(mut body: Incoming, headers: &HeaderMap, max: u64) -> Result<Bytes, Refused> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > max) {
+        return Err(Refused::TooLarge);
+    }
+    let mut bytes = Vec::with_capacity(declared.map_or(0, |length| length as usize));
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(Refused::Broken)?;
+        if let Ok(data) = frame.into_data() {
+            if (bytes.len() + data.len()) as u64 > max {
+                return Err(Refused::TooLarge);
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(bytes))
+}
+
+/// An error answer in the envelope of the request's API (see [`Api::of_error_answer`]).
+fn error_answer(status: StatusCode, api: Option<Api>, message: &str) -> Response<ProxyBody> {
+    let body = Api::of_error_answer(api)
+        .error_body(status.as_u16(), &format!("reasons gateway: {message}"));
+    let mut answer = Response::new(full(body));
+    *answer.status_mut() = status;
+    answer.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    answer
+}
+
+/// An error with its causes, which is where a connection error says what happened.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// One message on stderr, as `reasons: …`, in one write (see `crate::program::messages`), so that lines
+/// from concurrent requests never cut through each other; a closed stderr is no reason to stop
+/// serving.
+fn say(message: &str) {
+    crate::program::messages::message!("{message}");
+}
