@@ -89,7 +89,7 @@ pub mod apis;
 pub mod call_arguments;
 #[cfg(feature = "cli")]
 pub mod cli;
-mod dates;
+pub mod dates;
 pub mod followed_file;
 pub mod formats;
 pub mod gateway;

@@ -69,31 +69,10 @@ impl GroupBy {
 /// The key of calls that have no session, or no timestamp.
 pub const NONE: &str = "(none)";
 
-/// The calendar day (`YYYY-MM-DD`, UTC) of a timestamp written as ISO 8601 or as seconds or
-/// milliseconds since the Unix epoch.
+/// The calendar day (`YYYY-MM-DD`, UTC) of a timestamp written as RFC 3339 or as seconds or
+/// milliseconds since the Unix epoch ([`crate::dates::utc_day`]).
 pub fn day_of(timestamp: &str) -> Option<String> {
-    let timestamp = timestamp.trim();
-    if let Ok(number) = timestamp.parse::<f64>() {
-        // Past the year 2286 in seconds means the number is in milliseconds.
-        let seconds = if number.abs() >= 1e10 {
-            number / 1000.0
-        } else {
-            number
-        };
-        let days = (seconds / 86_400.0).floor();
-        // `NaN`, `inf` and numbers past any calendar a log could mean are no day: the day
-        // arithmetic would overflow on them.
-        if !days.is_finite() || days.abs() > 1e9 {
-            return None;
-        }
-        let (year, month, day) = crate::dates::civil_from_days(days as i64);
-        return Some(format!("{year:04}-{month:02}-{day:02}"));
-    }
-    let date = timestamp.get(..10)?;
-    let bytes = date.as_bytes();
-    let digits = |range: std::ops::Range<usize>| bytes[range].iter().all(u8::is_ascii_digit);
-    (digits(0..4) && bytes[4] == b'-' && digits(5..7) && bytes[7] == b'-' && digits(8..10))
-        .then(|| date.to_owned())
+    crate::dates::utc_day(timestamp)
 }
 
 /// The counts of one group, or of everything.

@@ -304,7 +304,8 @@ fn call_span(call: &CallRecord) -> Vec<u8> {
     let nanos = call
         .timestamp
         .as_deref()
-        .and_then(rfc3339_nanos)
+        .and_then(reasons::dates::epoch_nanos)
+        .and_then(|nanos| u64::try_from(nanos).ok())
         .unwrap_or_else(|| unix_nanos(SystemTime::now()));
     let mut attributes = vec![
         ("reasons.status", call.status.as_str().to_owned()),
@@ -340,52 +341,6 @@ fn call_span(call: &CallRecord) -> Vec<u8> {
 fn unix_nanos(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos() as u64)
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` as nanoseconds since the epoch.
-fn rfc3339_nanos(text: &str) -> Option<u64> {
-    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
-    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
-    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
-    let rest = text.get(19..)?;
-    let (fraction, zone) = match rest.strip_prefix('.') {
-        Some(after) => {
-            let digits = after.find(|c: char| !c.is_ascii_digit())?;
-            (&after[..digits], &after[digits..])
-        }
-        None => ("", rest),
-    };
-    let offset = match zone {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match zone.get(..1)? {
-                "+" => 1,
-                "-" => -1,
-                _ => return None,
-            };
-            let (hours, minutes): (i64, i64) =
-                (zone.get(1..3)?.parse().ok()?, zone.get(4..6)?.parse().ok()?);
-            sign * (hours * 3600 + minutes * 60)
-        }
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let (y, m) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let day_of_year = (153 * m + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
-    let mut nanos: String = fraction.chars().take(9).collect();
-    while nanos.len() < 9 {
-        nanos.push('0');
-    }
-    let fraction: i64 = nanos.parse().ok()?;
-    u64::try_from(seconds * 1_000_000_000 + fraction).ok()
 }
 
 /// A span in the GenAI conventions' shape: `execute_tool {tool}`, its ids derived from
@@ -488,16 +443,6 @@ mod tests {
         ] {
             assert!(text.contains(needed), "{needed}");
         }
-        assert_eq!(
-            rfc3339_nanos("2026-12-01T10:11:12.5Z"),
-            Some(1_796_119_872_500_000_000)
-        );
-        assert_eq!(
-            rfc3339_nanos("2026-12-01T11:11:12+01:00"),
-            rfc3339_nanos("2026-12-01T10:11:12Z")
-        );
-        assert_eq!(rfc3339_nanos("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(rfc3339_nanos("not a time"), None);
         // A varint crosses its byte boundary as protobuf says.
         let mut out = Vec::new();
         varint(&mut out, 300);
