@@ -136,7 +136,8 @@ pub enum Command {
     /// coverage, and where the reasons log is. Nothing is written to the agent's settings files.
     ///
     /// How each agent is pointed at the gateway: Claude Code `ANTHROPIC_BASE_URL` (and in
-    /// `--settings`); Codex a model provider of the run's own (`-c model_providers…`); Gemini CLI
+    /// `--settings`); Codex a copy of the model provider you chose, its base URL the gateway's
+    /// (`-c model_providers…`); Gemini CLI
     /// `GOOGLE_GEMINI_BASE_URL`; OpenCode and Kilo their providers' `baseURL` in
     /// `OPENCODE_CONFIG_CONTENT` / `KILO_CONFIG_CONTENT`; Qwen Code `--openai-base-url` or
     /// `OPENAI_BASE_URL`; Copilot CLI its own provider's `COPILOT_PROVIDER_BASE_URL` (set it,
@@ -268,6 +269,14 @@ pub struct CheckArgs {
     #[arg(long)]
     pub lint: bool,
 
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub limits: LintLimits,
+}
+
+/// What `--lint` allows (`check`, `stats`).
+#[derive(Debug, Args)]
+pub struct LintLimits {
     /// With --lint, the longest reason that is not flagged, in characters.
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub max_len: usize,
@@ -316,14 +325,9 @@ pub struct StatsArgs {
     #[arg(long)]
     pub lint: bool,
 
-    /// With --lint, the longest reason that is not flagged, in characters.
-    #[arg(long, value_name = "N", default_value_t = 200)]
-    pub max_len: usize,
-
-    /// With --lint, how many calls of one session may share the same reason before it is
-    /// flagged as boilerplate.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub repeat: usize,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub limits: LintLimits,
 }
 
 /// What each row of `reasons stats` counts.
@@ -337,7 +341,7 @@ pub enum Grouping {
     Session,
     /// The log format.
     Format,
-    /// The day of the call's timestamp (UTC, as written).
+    /// The day of the call's timestamp (in UTC; a local time without its offset, as written).
     Day,
 }
 
@@ -426,17 +430,22 @@ pub struct ExportArgs {
     pub otlp: Option<String>,
 }
 
-/// Options of `reasons gateway`.
+/// The address `reasons gateway` listens on when none is named.
+pub const GATEWAY_LISTEN: &str = "127.0.0.1:4179";
+
+/// The options of the gateway, which `gateway` runs and `run` starts for its agent.
 #[derive(Debug, Args)]
-pub struct GatewayArgs {
+pub struct GatewayOptions {
     /// The address to listen on; one that is not loopback only when named here. Port 0 picks a
-    /// free port (the address is printed on stderr).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:4179")]
-    pub listen: String,
+    /// free port (the address is printed on stderr) [default: 127.0.0.1:4179; for `run`, a free
+    /// port on 127.0.0.1].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
 
     /// Where to forward (repeatable): URL sends every API there; API=URL sets one API's
     /// (anthropic, openai for Chat and Responses, gemini), with a path prefix if it has one.
-    /// [default: each provider's own API: `https://api.anthropic.com`, `https://api.openai.com`,
+    /// [default: for `run`, the base URL the agent is already given; else each provider's own
+    /// API: `https://api.anthropic.com`, `https://api.openai.com`,
     /// `https://generativelanguage.googleapis.com`]
     #[arg(long, value_name = "[API=]URL")]
     pub upstream: Vec<String>,
@@ -447,7 +456,9 @@ pub struct GatewayArgs {
     pub reasons_log: Option<PathBuf>,
 
     /// Leave each call as the model wrote it, reason included, for agents that accept an extra
-    /// argument (their own logs then keep it); the reasons are still logged.
+    /// argument (their own logs then keep it); the reasons are still logged. For `run` the
+    /// default for every agent but Claude Code, which rejects an argument its tools do not
+    /// declare.
     #[arg(long)]
     pub no_strip: bool,
 
@@ -463,6 +474,28 @@ pub struct GatewayArgs {
     /// read. SIZE in bytes, or with K, M or G (KiB, MiB, GiB).
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
     pub max_body: u64,
+
+    /// Send each reason to an OpenTelemetry collector as a span (`execute_tool {tool}`, with
+    /// `gen_ai.tool.call.id` and `reasons.reason`), OTLP/HTTP protobuf; `/v1/traces` is added to
+    /// a base URL. Batched on a bounded queue that drops (and counts) rather than slows a
+    /// request [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+
+    /// Print each reason on stderr as `tool: reason` as it is taken off, and each call a broken
+    /// stream cut off. Without it the gateway writes nothing after its startup line but that an
+    /// upstream cannot be reached, or the reasons log cannot be written (`reasons watch` is where
+    /// reasons are seen).
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// Options of `reasons gateway`.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub gateway: GatewayOptions,
 
     /// Answer `GET /reasons/v1/calls/{call_id}` with `{"call_id","tool","reason","touched",
     /// "time"}` (or 404), for `reasons hook AGENT --gateway URL` on a person's own machine. The
@@ -481,20 +514,6 @@ pub struct GatewayArgs {
     /// How long the store keeps a reason: seconds, or a number with s, m, h or d.
     #[arg(long, value_name = "TIME", default_value = "7d")]
     pub store_ttl: String,
-
-    /// Send each reason to an OpenTelemetry collector as a span (`execute_tool {tool}`, with
-    /// `gen_ai.tool.call.id` and `reasons.reason`), OTLP/HTTP protobuf; `/v1/traces` is added to
-    /// a base URL. Batched on a bounded queue that drops (and counts) rather than slows a
-    /// request [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
-    #[arg(long, value_name = "URL")]
-    pub otlp: Option<String>,
-
-    /// Print each reason on stderr as `tool: reason` as it is taken off, and each call a broken
-    /// stream cut off. Without it the gateway writes nothing after its startup line but that an
-    /// upstream cannot be reached, or the reasons log cannot be written (`reasons watch` is where
-    /// reasons are seen).
-    #[arg(short, long)]
-    pub verbose: bool,
 }
 
 /// Options of `reasons run`.
@@ -509,42 +528,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "PROGRAM")]
     pub program: Option<PathBuf>,
 
-    /// The address the gateway listens on [default: a free port on 127.0.0.1].
-    #[arg(long, value_name = "ADDR")]
-    pub listen: Option<String>,
-
-    /// Where the gateway forwards (repeatable), as `reasons gateway --upstream` [default: the
-    /// base URL the agent is already given, else its provider's API].
-    #[arg(long, value_name = "[API=]URL")]
-    pub upstream: Vec<String>,
-
-    /// Append the reasons to FILE [default: $REASONS_LOG, else
-    /// $XDG_STATE_HOME/reasons/reasons.jsonl, or ~/.local/state/reasons/reasons.jsonl].
-    #[arg(long, value_name = "FILE")]
-    pub reasons_log: Option<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub gateway: GatewayOptions,
 
     /// Take each reason off the calls before the agent sees them [default: for Claude Code
     /// only, which rejects an argument its tools do not declare].
     #[arg(long, overrides_with = "no_strip")]
     pub strip: bool,
-
-    /// Leave each call as the model wrote it, reason included (the default for every agent but
-    /// Claude Code: their own logs then keep the reason); the reasons are still logged.
-    #[arg(long, overrides_with = "strip")]
-    pub no_strip: bool,
-
-    /// Send the history each request carries as the agent wrote it (see `reasons gateway`).
-    #[arg(long)]
-    pub no_restore: bool,
-
-    /// The largest request body the gateway reads; a larger one is answered 413 (see `reasons
-    /// gateway`).
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
-    pub max_body: u64,
-
-    /// Print each reason on stderr as `tool: reason` as it is taken off.
-    #[arg(short, long)]
-    pub verbose: bool,
 
     /// Open `reasons watch` on this run's reasons log in a tmux split beside the agent (inside
     /// tmux only); it closes when the agent ends.

@@ -42,6 +42,11 @@ pub struct Recalled {
     pub tool: String,
     /// The reason, as logged.
     pub reason: Value,
+    /// What the call touched, as logged (when it is known): a gateway serving its reasons
+    /// answers with it.
+    pub touched: Option<String>,
+    /// When the reason was taken, as logged (when it is known).
+    pub time: Option<String>,
     /// The member that gives an object its reason, `,"reason":…` (without its comma when the
     /// object is empty), and the same as a JSON string holds it (escaped): written once when
     /// noted, since a history gives the same reasons back on every turn.
@@ -50,12 +55,15 @@ pub struct Recalled {
 }
 
 impl Recalled {
-    fn new(tool: &str, reason: &Value) -> Recalled {
+    /// A reason for a call to `tool`.
+    pub fn new(tool: &str, reason: &Value) -> Recalled {
         let member = format!(",\"{REASON_PARAM}\":{reason}");
         let in_string = Value::String(member.clone()).to_string();
         Recalled {
             tool: tool.to_owned(),
             reason: reason.clone(),
+            touched: None,
+            time: None,
             member_in_string: in_string[1..in_string.len() - 1].to_owned(),
             member,
         }
@@ -73,11 +81,18 @@ impl Recalled {
 
     /// What it holds, for the bound: the reason is held as a value and twice as text.
     fn size(&self, call_id: &str) -> usize {
-        call_id.len() + self.tool.len() + 2 * self.member.len() + self.member_in_string.len()
+        let told = |text: &Option<String>| text.as_ref().map_or(0, String::len);
+        call_id.len()
+            + self.tool.len()
+            + 2 * self.member.len()
+            + self.member_in_string.len()
+            + told(&self.touched)
+            + told(&self.time)
     }
 }
 
-/// The reasons a gateway can give back, by call id, bounded in size.
+/// The reasons a gateway can give back, by call id, bounded in size: the one cache of them, which
+/// the history's restoration and the reasons a gateway serves (`--serve-reasons`) both read.
 #[derive(Debug)]
 pub struct Recall {
     reasons: HashMap<String, Recalled>,
@@ -107,7 +122,12 @@ impl Recall {
     /// Notes a logged reason, unless the id has one already: the log's one policy
     /// ([`note_first`]), the first logged wins.
     pub fn note(&mut self, call_id: &str, tool: &str, reason: &Value) {
-        if !note_first(&mut self.reasons, call_id, || Recalled::new(tool, reason)) {
+        self.note_recalled(call_id, Recalled::new(tool, reason));
+    }
+
+    /// Notes a reason with what is known of it, unless the id has one already.
+    pub fn note_recalled(&mut self, call_id: &str, recalled: Recalled) {
+        if !note_first(&mut self.reasons, call_id, || recalled) {
             return;
         }
         self.bytes += self.reasons[call_id].size(call_id);
@@ -141,7 +161,10 @@ impl Recall {
     /// one without a call id has nothing to be matched by.
     pub fn note_logged(&mut self, logged: &Logged) {
         if let Some(call_id) = &logged.call_id {
-            self.note(call_id, &logged.tool, &logged.reason);
+            let mut recalled = Recalled::new(&logged.tool, &logged.reason);
+            recalled.touched = logged.touched.clone();
+            recalled.time = logged.time.clone();
+            self.note_recalled(call_id, recalled);
         }
     }
 }

@@ -5,13 +5,15 @@
 //! to the person through `messages` and `progress`.
 
 pub mod agent_asks;
-pub mod agent_homes;
+pub mod agents;
 pub mod ask_gateway;
 pub mod broken_pipe;
 pub mod commands;
 pub mod exit_codes;
 pub mod gateway_server;
+pub mod hook_settings;
 pub mod http;
+pub mod json_settings;
 pub mod logs_to_read;
 pub mod messages;
 pub mod otlp;
@@ -21,3 +23,4 @@ pub mod relay;
 pub mod report;
 pub mod schedule;
 pub mod sources;
+pub mod wiring;

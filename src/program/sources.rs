@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use rayon::prelude::*;
 use reasons::formats::store::{self, Store, StoreError};
 
-use crate::program::agent_homes::{self, AgentHome};
+use crate::program::agents;
 
 /// One log to read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -110,35 +110,6 @@ const LOG_EXTENSIONS: [&str; 3] = ["jsonl", "json", "traj"];
 
 /// Files a directory walk picks up when they are an agent's SQLite store.
 const STORE_EXTENSION: &str = "db";
-
-/// The folder an agent's usual place is in.
-#[derive(Clone, Copy)]
-enum Base {
-    /// The home directory.
-    Home,
-    /// An agent's home, which a variable of its own may move ([`agent_homes`]).
-    Agent(&'static AgentHome),
-    /// `$XDG_DATA_HOME`, else `~/.local/share` (OpenCode, Kilo and Goose use it on every
-    /// system).
-    Data,
-}
-
-/// Where agents keep their logs: folders to walk (a `*` matches one folder of each project),
-/// and the stores that are one file. Crush keeps its store in each project's `.crush/`, so no
-/// usual place holds it.
-const LOCAL_LOGS: [(Base, &str); 11] = [
-    (Base::Agent(&agent_homes::CLAUDE_CODE), "projects"),
-    (Base::Agent(&agent_homes::CODEX), "sessions"),
-    (Base::Agent(&agent_homes::GEMINI_CLI), "tmp"),
-    (Base::Home, ".cline/data/sessions"),
-    (Base::Agent(&agent_homes::COPILOT_CLI), "session-state"),
-    (Base::Home, ".qwen/projects"),
-    (Base::Home, ".cursor/projects/*/agent-transcripts"),
-    (Base::Data, "opencode/opencode.db"),
-    (Base::Data, "opencode/storage"),
-    (Base::Data, "kilo/kilo.db"),
-    (Base::Data, "goose/sessions"),
-];
 
 /// A path the user named that holds no log, or that could not be read: reported, never skipped
 /// silently, and the run goes on with the rest.
@@ -398,38 +369,34 @@ fn is_log_file(path: &Path) -> bool {
         .is_some_and(|extension| LOG_EXTENSIONS.contains(&extension))
 }
 
+/// The usual local folders: each agent's logs in its home ([`agents::ALL`]). Crush keeps its
+/// store in each project's `.crush/`, so no usual place holds it.
 pub fn local_logs(announce: &mut dyn FnMut(&str)) -> anyhow::Result<Sources> {
-    let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+    if std::env::var_os("HOME").is_none_or(|home| home.is_empty()) {
         bail!("no PATH given, and HOME is not set to find the local agent logs in");
-    };
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|data| data.is_absolute())
-        .unwrap_or_else(|| home.join(".local/share"));
+    }
     let mut sources = Vec::new();
     let mut places = Vec::new();
-    for (base, place) in LOCAL_LOGS {
-        let (base, shown) = match base {
-            Base::Home => (home.clone(), "~".to_owned()),
-            Base::Agent(agent) => (agent.folder().unwrap_or_default(), agent.shown()),
-            Base::Data => (data.clone(), "$XDG_DATA_HOME".to_owned()),
-        };
-        places.push(format!("{shown}/{place}"));
-        let place = base.join(place);
-        let found = if is_glob(&place.to_string_lossy()) {
-            glob::glob(&place.to_string_lossy())
-                .map(|paths| paths.filter_map(Result::ok).collect())
-                .unwrap_or_default()
-        } else {
-            vec![place]
-        };
-        for place in found {
-            if place.is_dir() {
-                announce(&format!("reading {}", place.display()));
-                walk(&place, &mut sources)?;
-            } else if place.is_file() {
-                announce(&format!("reading {}", place.display()));
-                sources.push(Source::File(place));
+    for agent in agents::ALL {
+        let (base, shown) = (agent.home.folder().unwrap_or_default(), agent.home.shown());
+        for place in agent.logs {
+            places.push(format!("{shown}/{place}"));
+            let place = base.join(place);
+            let found = if is_glob(&place.to_string_lossy()) {
+                glob::glob(&place.to_string_lossy())
+                    .map(|paths| paths.filter_map(Result::ok).collect())
+                    .unwrap_or_default()
+            } else {
+                vec![place]
+            };
+            for place in found {
+                if place.is_dir() {
+                    announce(&format!("reading {}", place.display()));
+                    walk(&place, &mut sources)?;
+                } else if place.is_file() {
+                    announce(&format!("reading {}", place.display()));
+                    sources.push(Source::File(place));
+                }
             }
         }
     }

@@ -127,6 +127,47 @@ fn stats_by_format_names_every_agent_as_people_say_it() {
     }
 }
 
+/// `reasons run cline` honoured `CLINE_DATA_DIR` while discovery read `~/.cline/data/sessions`
+/// whatever it said, so a run with the variable set counted none of its calls: both read Cline's
+/// home in one place now.
+#[test]
+fn with_no_path_the_cline_sessions_are_read_from_cline_data_dir() {
+    std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .expect("`script` (util-linux), to give the command a terminal");
+    let home = tempfile::tempdir().unwrap();
+    let moved = home.path().join("cline-elsewhere");
+    let session = "sessions/1796126400000_ada01/1796126400000_ada01.messages.json";
+    std::fs::create_dir_all(moved.join(session).parent().unwrap()).unwrap();
+    std::fs::copy(
+        crate::util::root().join("samples/cline.messages.json"),
+        moved.join(session),
+    )
+    .unwrap();
+    let command = format!(
+        "{} stats --by format --format json",
+        env!("CARGO_BIN_EXE_reasons")
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("HOME", home.path())
+        .env("CLINE_DATA_DIR", &moved)
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("REASONS_LOG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
+    let announced = format!("reasons: reading {}", moved.join("sessions").display());
+    assert!(text.contains(&announced), "{text}");
+    let json = &text[text.find("{\"totals\"").expect("the stats")..];
+    let stats: Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(stats["groups"][0]["key"], "cline", "{stats}");
+    assert_eq!(stats["groups"][0]["calls"], 2, "{stats}");
+}
+
 /// With no PATH on a terminal, the usual place of every agent is read and announced: the
 /// samples copied where each agent writes its own.
 #[test]

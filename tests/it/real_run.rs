@@ -278,6 +278,64 @@ fn real_codex_runs_through_reasons_run() {
     settings.check();
 }
 
+/// `reasons run codex` with the person's own model provider: the run must keep it (its base URL
+/// as the gateway's upstream, its key, query parameters and headers), not put OpenAI's in its place.
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_codex_run_keeps_the_person_s_own_model_provider() {
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::start(codex_model);
+    let home = sandbox.path("home");
+    let config = format!(
+        "model = \"gpt-5.5\"\nmodel_provider = \"mine\"\n\n[model_providers.mine]\n\
+         name = \"Mine\"\nbase_url = \"{}/v1\"\nenv_key = \"MINE_KEY\"\n\
+         wire_api = \"responses\"\nquery_params = {{ api-version = \"2026-01-01\" }}\n\
+         http_headers = {{ \"X-Mine\" = \"static\" }}\n\
+         env_http_headers = {{ \"X-Mine-Env\" = \"MINE_HEADER\" }}\n",
+        upstream.url()
+    );
+    let settings = Untouched::write(&[(home.join(".codex/config.toml"), config)]);
+    let outcome = reasons_run(
+        &sandbox,
+        "codex",
+        &part(CODEX),
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--json",
+            "Print the marker in the shell, then say done.",
+        ],
+        &[
+            ("MINE_KEY", "mine-secret".to_owned()),
+            ("MINE_HEADER", "from-env".to_owned()),
+        ],
+    );
+    check_run(&outcome, &sandbox, "exec_command", CODEX_CALL, CODEX_REASON);
+    let received: Vec<Received> = upstream
+        .received()
+        .into_iter()
+        .filter(|request| request.method == "POST" && request.path.contains("/responses"))
+        .collect();
+    assert!(received.len() >= 2, "{received:#?}");
+    for request in &received {
+        assert!(
+            request.path.starts_with("/v1/responses?")
+                && request.path.contains("api-version=2026-01-01"),
+            "{}",
+            request.path
+        );
+        assert_eq!(request.header("authorization"), Some("Bearer mine-secret"));
+        assert_eq!(request.header("x-mine"), Some("static"));
+        assert_eq!(request.header("x-mine-env"), Some("from-env"));
+    }
+    assert_eq!(
+        declared_reason(&received[0].json(), "exec_command")["type"],
+        "string"
+    );
+    settings.check();
+}
+
 /// The Gemini model's call: its id and reason.
 const GEMINI_CALL: &str = "gemini_call_1";
 const GEMINI_REASON: &str = "Print a marker to check that the shell works";

@@ -411,6 +411,69 @@ fn watch_outside_tmux_says_why_and_how() {
     );
 }
 
+/// `reasons run codex` put a provider of its own pointed at OpenAI in place of the one the person
+/// chose: now the chosen one (here by a profile, and a flag naming the profile's provider) is
+/// copied whole, its base URL the gateway's, and chosen for the run wherever a choice is made.
+#[test]
+fn codex_keeps_the_provider_the_person_chose_by_profile_and_flag() {
+    let sandbox = Sandbox::new();
+    let agents = FakeAgents::new();
+    agents.add("codex", "");
+    let config = sandbox.path("home").join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        "model_provider = \"openai\"\nprofile = \"work\"\n\
+         [profiles.work]\nmodel_provider = \"theirs\"\n\
+         [model_providers.mine]\nname = \"Mine\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         env_key = \"MINE_KEY\"\nwire_api = \"responses\"\n\
+         query_params = { api-version = \"1\" }\nhttp_headers = { \"X-Mine\" = \"m\" }\n",
+    )
+    .unwrap();
+    let outcome = run_in(
+        &sandbox,
+        &agents,
+        &[
+            "codex",
+            "--",
+            "-c",
+            "profiles.work.model_provider=mine",
+            "exec",
+            "hi",
+        ],
+        &[],
+    );
+    assert!(outcome.status.success(), "{}", outcome.stderr);
+    let args = agent_args(&sandbox);
+    assert_eq!(
+        args[..2],
+        ["-c", "model_provider=\"reasons-run\""],
+        "{args:?}"
+    );
+    let provider = &args[3];
+    assert!(
+        provider.starts_with("model_providers.reasons-run={ name = \"Mine\", base_url = \"http://127.0.0.1:")
+            && !provider.contains("127.0.0.1:9/")
+            && provider.contains("/v1\", env_key = \"MINE_KEY\", wire_api = \"responses\", query_params = { api-version = \"1\" }, http_headers = { X-Mine = \"m\" }"),
+        "{args:?}"
+    );
+    assert_eq!(
+        args[4..6],
+        ["-c", "profiles.work.model_provider=\"reasons-run\""]
+    );
+    // The person's own choice, after the run's, would win: it chooses the run's too.
+    assert_eq!(
+        args[8..],
+        [
+            "-c",
+            "profiles.work.model_provider=\"reasons-run\"",
+            "exec",
+            "hi"
+        ],
+        "{args:?}"
+    );
+}
+
 /// How each of the other agents is pointed at the gateway, in its environment or arguments.
 #[test]
 fn every_agent_is_pointed_at_the_gateway_its_own_way() {

@@ -9,16 +9,13 @@
 //!
 //! What a hook can see of that: the event's own fields, its environment, the agent's settings
 //! files, and the agent's process (its command line, whether it has a terminal), which is the
-//! hook's parent or an ancestor.
+//! hook's parent or an ancestor. That is here; what each agent decides from it is in its own
+//! file of [`crate::program::agents`].
 
-pub mod claude_code;
-pub mod copilot_cli;
 pub mod shell;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-use serde_json::Value;
 
 /// What a hook knows about the session it runs in, apart from the event.
 #[derive(Debug, Clone, Default)]
@@ -164,133 +161,6 @@ pub fn runs_program(line: &[String], name: &str) -> bool {
     })
 }
 
-/// A hook handler's command: `command`, or Copilot CLI's `bash` (or `powershell`).
-pub fn handler_command(handler: &Value) -> Option<&str> {
-    ["command", "bash", "powershell"]
-        .iter()
-        .find_map(|key| handler.get(key))
-        .and_then(Value::as_str)
-}
-
-/// Whether a hook handler runs this program's hook for the agent `agent` (`…/reasons hook
-/// AGENT …`), whatever path, log or options it names.
-pub fn is_our_hook(handler: &Value, agent: &str) -> bool {
-    let Some(command) = handler_command(handler) else {
-        return false;
-    };
-    let words = shell::words(command);
-    let program = words
-        .first()
-        .map(|word| Path::new(word).file_stem().unwrap_or_default());
-    program.is_some_and(|name| name == "reasons")
-        && words.get(1).map(String::as_str) == Some("hook")
-        && words.get(2).map(String::as_str) == Some(agent)
-}
-
-/// The handlers of a list of hook entries, each either a group of them (`{"matcher": …,
-/// "hooks": [handler, …]}`, Claude Code's shape, which Copilot CLI reads too) or a handler
-/// itself (Copilot CLI's own shape), with the group's matcher (`None` for a handler on its own).
-/// `Err` when the list is not one.
-pub fn hook_handlers(entries: &Value) -> Result<Vec<(Option<&Value>, &Value)>, ()> {
-    let mut handlers = Vec::new();
-    for entry in entries.as_array().ok_or(())? {
-        match entry.get("hooks") {
-            Some(group) => {
-                let matcher = entry.get("matcher");
-                handlers.extend(group.as_array().ok_or(())?.iter().map(|h| (matcher, h)));
-            }
-            None => handlers.push((None, entry)),
-        }
-    }
-    Ok(handlers)
-}
-
-/// Reads a JSON settings file: `Ok(None)` when it does not exist, an error when it exists but
-/// cannot be read as a JSON object (then the hook cannot tell what the agent decides).
-pub fn read_json(path: &Path) -> Result<Option<Value>, ()> {
-    match std::fs::read(path) {
-        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(None),
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
-            Ok(value) if value.is_object() => Ok(Some(value)),
-            _ => Err(()),
-        },
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(_) => Err(()),
-    }
-}
-
-/// Reads a JSON settings file that may hold `//` and `/* */` comments (Copilot CLI writes its
-/// `config.json` with a comment on top), as [`read_json`] does.
-pub fn read_json_with_comments(path: &Path) -> Result<Option<Value>, ()> {
-    match std::fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Ok(None),
-        Ok(text) => match serde_json::from_str::<Value>(&without_comments(&text)) {
-            Ok(value) if value.is_object() => Ok(Some(value)),
-            _ => Err(()),
-        },
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(_) => Err(()),
-    }
-}
-
-/// JSON text with its comments blanked out, strings left as they are.
-/// The `*.json` files of a folder, in name order.
-pub fn json_files(folder: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn without_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match c {
-                '\\' => out.extend(chars.next()),
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-                out.push(' ');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,67 +212,6 @@ mod tests {
         let found = find_ancestor(|_| true);
         assert!(found.is_some_and(|(pid, line)| pid > 1 && !line.is_empty()));
         assert!(find_ancestor(|_| false).is_none());
-    }
-
-    #[test]
-    fn our_hook_is_recognised_by_its_command_for_that_agent_only() {
-        use serde_json::json;
-        let handler = |command: &str| json!({"type": "command", "command": command});
-        assert!(is_our_hook(
-            &handler("/usr/bin/reasons hook codex"),
-            "codex"
-        ));
-        assert!(is_our_hook(
-            &handler("'/a b/reasons' hook codex --reasons-log /l"),
-            "codex"
-        ));
-        assert!(is_our_hook(
-            &json!({"type": "command", "bash": "/x/reasons hook copilot-cli --after"}),
-            "copilot-cli"
-        ));
-        assert!(!is_our_hook(
-            &handler("/usr/bin/reasons hook claude-code"),
-            "codex"
-        ));
-        assert!(!is_our_hook(&handler("/usr/bin/other hook codex"), "codex"));
-        assert!(!is_our_hook(&json!({"type": "prompt"}), "codex"));
-    }
-
-    #[test]
-    fn hook_entries_are_read_in_both_shapes() {
-        use serde_json::json;
-        let entries = json!([
-            {"matcher": "Bash", "hooks": [{"command": "a"}, {"command": "b"}]},
-            {"type": "command", "bash": "c"},
-        ]);
-        let handlers = hook_handlers(&entries).unwrap();
-        let read: Vec<_> = handlers
-            .iter()
-            .map(|(matcher, handler)| (matcher.cloned(), handler_command(handler).unwrap()))
-            .collect();
-        assert_eq!(
-            read,
-            [
-                (Some(json!("Bash")), "a"),
-                (Some(json!("Bash")), "b"),
-                (None, "c")
-            ]
-        );
-        assert!(hook_handlers(&json!({"a": 1})).is_err());
-        assert!(hook_handlers(&json!([{"hooks": 5}])).is_err());
-    }
-
-    #[test]
-    fn comments_are_left_out_of_json_but_not_out_of_its_strings() {
-        let text =
-            "// managed automatically\n{\"a\": \"x // y /* z */\", /* b */ \"c\": [1, 2] // end\n}";
-        let value: Value = serde_json::from_str(&without_comments(text)).unwrap();
-        assert_eq!(
-            value,
-            serde_json::json!({"a": "x // y /* z */", "c": [1, 2]})
-        );
-        let escaped = r#"{"a": "q\"//"}"#;
-        assert_eq!(without_comments(escaped), escaped);
     }
 
     #[test]

@@ -1,5 +1,10 @@
-//! When GitHub Copilot CLI would ask the person before a `preToolUse` call runs, as read from
-//! its own code (1.0.102) and measured in a terminal.
+//! GitHub Copilot CLI: `~/.copilot` (`$COPILOT_HOME`), its session events in `session-state/`,
+//! its `preToolUse` hook a file of its own in its hooks folder (or, for one run, a plugin of the
+//! run's own given with `--plugin-dir`), pointed at the gateway only through a model provider of
+//! the person's own (`COPILOT_PROVIDER_BASE_URL`).
+//!
+//! **When it would ask** the person before a `preToolUse` call runs, as read from its own code
+//! (1.0.102) and measured in a terminal:
 //!
 //! Its hook event (`sessionId`, `timestamp`, `cwd`, `toolName`, `toolArgs`) carries no
 //! permission mode, so what it would decide is read from its command line, its environment, its
@@ -27,14 +32,147 @@
 //! Its "Hook permission request" dialog then stands in for its own (Yes or No; it runs the call
 //! on Yes without asking again).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use anyhow::bail;
+use reasons::record::Format;
+use serde_json::{json, Value};
 
-use super::{
-    hook_handlers, is_our_hook, json_files, read_json, read_json_with_comments, runs_program,
-    shell, Surroundings,
+use super::{hook_installed, Agent, Ask, Base, Home, Hook, HookCall, Lookup, Placement, Run};
+use crate::program::agent_asks::{runs_program, shell, Surroundings};
+use crate::program::hook_settings::{hook_handlers, is_our_hook};
+use crate::program::json_settings::{json_files, read_json, read_json_with_comments};
+use crate::program::wiring::{env, Found, Pointing, Wiring};
+
+pub const AGENT: Agent = Agent {
+    title: "Copilot CLI",
+    format: Format::CopilotCli,
+    home: Home {
+        variable: Some("COPILOT_HOME"),
+        inside_variable: "",
+        base: Base::Home,
+        in_base: ".copilot",
+    },
+    logs: &["session-state"],
+    hook: Some(HOOK),
+    run: Some(Run {
+        command: "copilot",
+        strips: false,
+        given,
+        wire,
+    }),
 };
+
+const HOOK: Hook = Hook {
+    event: "preToolUse",
+    // It reads every file of its hooks folder: ours is a file of its own.
+    user_settings: "hooks/reasons.json",
+    one_file_of_a_folder: true,
+    // It reads a hooks file of this version only.
+    file_version: Some(1),
+    entry,
+    what_is_shown,
+    after_install: None,
+    call,
+    lookup: Lookup::Touched,
+    // It shows no message of a hook's beside its calls.
+    message_beside: false,
+    ask: Some(Ask {
+        is_agent: is_copilot_cli,
+        would_ask,
+        dialog_lists_arguments: false,
+        answer: |text| json!({"permissionDecision": "ask", "permissionDecisionReason": text}),
+    }),
+};
+
+/// Its handler is an entry of the event's list of its own, run for every tool.
+fn entry(command: &str) -> Value {
+    json!({"type": "command", "bash": command})
+}
+
+fn what_is_shown(placement: Placement) -> &'static str {
+    match placement {
+        Placement::InPrompt => {
+            "Copilot CLI shows the model's reason inside its \"Hook permission request\" \
+             dialog wherever it would ask you anyway; that dialog offers Yes or No only, in \
+             place of its own \"don't ask again\" choices. Elsewhere it shows nothing of the \
+             hook's: `reasons watch` shows every call."
+        }
+        Placement::After => {
+            "Copilot CLI shows a hook's text only inside its dialog: with --after it shows \
+             nothing; `reasons watch` shows every call."
+        }
+    }
+}
+
+/// A `preToolUse` event: `toolName` and `toolArgs`, no event name (or its own) and no call id.
+fn call(event: &Value) -> Option<HookCall<'_>> {
+    let name = event.get("hook_event_name").and_then(Value::as_str);
+    if name.is_some_and(|name| name != "preToolUse") {
+        return None;
+    }
+    Some(HookCall {
+        tool: event.get("toolName")?.as_str()?,
+        arguments: arguments(event)?,
+        call_id: None,
+    })
+}
+
+/// The API its own provider speaks.
+fn provider() -> &'static str {
+    match env("COPILOT_PROVIDER_TYPE").as_deref() {
+        Some("anthropic") => "anthropic",
+        _ => "openai",
+    }
+}
+
+fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
+    let Some(url) = env("COPILOT_PROVIDER_BASE_URL") else {
+        bail!(
+            "GitHub Copilot CLI goes through the gateway with a model provider of your own: \
+             set COPILOT_PROVIDER_BASE_URL (with COPILOT_PROVIDER_TYPE, \
+             COPILOT_PROVIDER_API_KEY and COPILOT_MODEL), as Copilot CLI documents"
+        );
+    };
+    Ok(vec![Found::new(
+        provider(),
+        url,
+        "COPILOT_PROVIDER_BASE_URL",
+    )])
+}
+
+fn wire(wiring: &mut Wiring, to: &Pointing, _args: &mut [String]) -> anyhow::Result<()> {
+    wiring.env.push((
+        "COPILOT_PROVIDER_BASE_URL".into(),
+        to.through(provider(), "/v1"),
+    ));
+    if hook_installed(&AGENT) {
+        wiring.hook = Err("Copilot CLI's hooks already run the hook".into());
+        return Ok(());
+    }
+    let Some(command) = &to.hook_command else {
+        return Ok(());
+    };
+    // A plugin of this run's, loaded with --plugin-dir (Copilot CLI 1.0.102): its
+    // `hooks/hooks.json` holds the hook, in the shape of its hooks files.
+    let manifest = json!({"name": "reasons-run", "version": env!("CARGO_PKG_VERSION"),
+        "description": "The model's reason in the approval dialog, for this run of reasons run"});
+    let hooks = HOOK.settings(command);
+    let plugin = wiring.private_folder("copilot-plugin")?;
+    wiring.private_file(
+        "copilot-plugin/plugin.json",
+        manifest.to_string().as_bytes(),
+    )?;
+    wiring.private_folder("copilot-plugin/hooks")?;
+    wiring.private_file(
+        "copilot-plugin/hooks/hooks.json",
+        hooks.to_string().as_bytes(),
+    )?;
+    wiring.args = vec!["--plugin-dir".into(), plugin.to_string_lossy().into_owned()];
+    wiring.hook = Ok(());
+    Ok(())
+}
 
 /// Whether Copilot CLI's command line is this one: `copilot`, or node running its package.
 pub fn is_copilot_cli(line: &[String]) -> bool {
@@ -95,12 +233,11 @@ fn shell_command(event: &Value) -> Option<String> {
     Some(arguments(event)?.get("command")?.as_str()?.to_owned())
 }
 
-/// Copilot CLI's own folder: `$COPILOT_HOME`, else `~/.copilot`.
+/// Its home, as the environment the agent gave the hook says.
 fn copilot_home(around: &Surroundings) -> Option<PathBuf> {
-    match around.var("COPILOT_HOME") {
-        Some(home) => Some(PathBuf::from(home)),
-        None => Some(around.home()?.join(".copilot")),
-    }
+    AGENT
+        .home
+        .folder_with(|name| around.var(name).map(OsString::from))
 }
 
 /// How deep under the installed plugins' folder a plugin's `hooks.json` is looked for
@@ -148,7 +285,7 @@ fn another_hook(event: &Value, around: &Surroundings) -> Option<bool> {
             let handlers = hook_handlers(entries).ok()?;
             if handlers
                 .iter()
-                .any(|(_, handler)| !is_our_hook(handler, "copilot-cli"))
+                .any(|(_, handler)| !is_our_hook(handler, AGENT.name()))
             {
                 return Some(true);
             }

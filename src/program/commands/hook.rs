@@ -35,44 +35,11 @@ use reasons::reasons_log;
 use reasons::visible::visible;
 use serde_json::{json, Value};
 
-use crate::program::agent_asks::{self, Surroundings};
+use crate::program::agent_asks::Surroundings;
+use crate::program::agents::{Agent, Hook, Lookup, Placement};
 
 /// More than any hook input an agent sends: a larger one is not read.
 const MAX_INPUT: u64 = 64 << 20;
-
-/// The agents whose hook protocols `reasons hook` speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    /// Claude Code's `PreToolUse`.
-    ClaudeCode,
-    /// Codex CLI's `PreToolUse`.
-    Codex,
-    /// Gemini CLI's `BeforeTool`.
-    GeminiCli,
-    /// GitHub Copilot CLI's `preToolUse`.
-    CopilotCli,
-}
-
-/// Where the hook shows the reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
-    /// Inside the agent's approval dialog where the agent asks (Claude Code, Copilot CLI), else
-    /// beside the call.
-    InPrompt,
-    /// Beside the call only (`--after`): Claude Code shows it once the call was answered.
-    After,
-}
-
-impl Agent {
-    /// The `hook_event_name` of the event this hook answers (Copilot CLI's events name none).
-    fn event(self) -> Option<&'static str> {
-        match self {
-            Agent::ClaudeCode | Agent::Codex => Some("PreToolUse"),
-            Agent::GeminiCli => Some("BeforeTool"),
-            Agent::CopilotCli => None,
-        }
-    }
-}
 
 /// What the hook answers.
 #[derive(Debug, PartialEq, Eq)]
@@ -86,29 +53,25 @@ enum Answer {
 /// Reads the agent's hook input on `input` and writes its answer, if any. `surroundings` tells
 /// where the hook runs; it is asked only when an ask is possible.
 pub fn run(
-    agent: Agent,
+    agent: &Agent,
     placement: Placement,
     input: impl Read,
     mut output: impl Write,
     found_in: Where,
     surroundings: impl FnOnce() -> Surroundings,
 ) {
-    let Some(answer) = answer(agent, placement, input, found_in, surroundings) else {
+    let Some(hook) = &agent.hook else {
         return;
     };
-    let answer = match (agent, answer) {
-        (Agent::ClaudeCode, Answer::Ask(reason)) => json!({"hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "ask",
-            "permissionDecisionReason": reason,
-        }}),
-        (Agent::CopilotCli, Answer::Ask(reason)) => json!({
-            "permissionDecision": "ask",
-            "permissionDecisionReason": reason,
-        }),
-        // Copilot CLI shows no message of a hook's beside its calls.
-        (Agent::CopilotCli, Answer::Beside(_)) => return,
-        (_, Answer::Ask(message) | Answer::Beside(message)) => json!({ "systemMessage": message }),
+    let Some(answer) = answer(hook, placement, input, found_in, surroundings) else {
+        return;
+    };
+    let answer = match (answer, &hook.ask) {
+        (Answer::Ask(reason), Some(ask)) => (ask.answer)(reason),
+        (Answer::Ask(message) | Answer::Beside(message), _) if hook.message_beside => {
+            json!({ "systemMessage": message })
+        }
+        _ => return,
     };
     let _ = writeln!(output, "{answer}");
     let _ = output.flush();
@@ -116,7 +79,7 @@ pub fn run(
 
 /// The answer, when the call has a reason to show.
 fn answer(
-    agent: Agent,
+    hook: &Hook,
     placement: Placement,
     input: impl Read,
     found_in: Where,
@@ -124,12 +87,12 @@ fn answer(
 ) -> Option<Answer> {
     let mut text = Vec::new();
     input.take(MAX_INPUT).read_to_end(&mut text).ok()?;
-    let hook: Value = serde_json::from_slice(&text).ok()?;
+    let event: Value = serde_json::from_slice(&text).ok()?;
     let Found {
         tool,
         reason,
         in_arguments,
-    } = reason(agent, &hook, found_in)?;
+    } = reason(hook, &event, found_in)?;
     let reason = match reason {
         Value::String(text) if !text.trim().is_empty() => text,
         Value::String(_) | Value::Null => return None,
@@ -139,19 +102,16 @@ fn answer(
     // the tool's name can drive the terminal the agent shows it on.
     let reason = visible(reason.trim());
     let asks = placement == Placement::InPrompt
-        && match agent {
-            // A reason still in the call's input is in Claude Code's dialog already: only an
-            // MCP tool can carry one there (its own tools reject an undeclared `reason`), and
-            // its dialog lists the tool's arguments. An ask would show it a second time.
-            Agent::ClaudeCode if in_arguments => false,
-            Agent::ClaudeCode => agent_asks::claude_code::would_ask(&hook, &surroundings()),
-            Agent::CopilotCli => agent_asks::copilot_cli::would_ask(&hook, &surroundings()),
-            Agent::Codex | Agent::GeminiCli => false,
-        };
+        && hook.ask.as_ref().is_some_and(|ask| {
+            // A reason still in the call's input is in a dialog that lists the arguments
+            // already: an ask would show it a second time.
+            !(in_arguments && ask.dialog_lists_arguments)
+                && (ask.would_ask)(&event, &surroundings())
+        });
     Some(if asks {
         Answer::Ask(format!("Why (the model's claim): {reason}"))
     } else {
-        Answer::Beside(format!("model's reason for {}: {reason}", visible(tool)))
+        Answer::Beside(format!("model's reason for {}: {reason}", visible(&tool)))
     })
 }
 
@@ -165,8 +125,8 @@ pub struct Where<'a> {
 }
 
 /// A call's reason, as the hook found it.
-struct Found<'a> {
-    tool: &'a str,
+struct Found {
+    tool: String,
     reason: Value,
     /// Whether the reason is in the call's own input (an MCP tool behind `reasons proxy`, an
     /// agent behind `reasons gateway --no-strip`), where a dialog that lists the arguments
@@ -176,43 +136,31 @@ struct Found<'a> {
 
 /// The call's tool and its reason: in its input, else asked of the gateway by call id, else in
 /// the log.
-fn reason<'a>(agent: Agent, hook: &'a Value, found_in: Where) -> Option<Found<'a>> {
+fn reason(hook: &Hook, event: &Value, found_in: Where) -> Option<Found> {
     let log = found_in.log;
     // Another agent's event (or another event of this one) is not answered.
-    let event = hook.get("hook_event_name").and_then(Value::as_str);
-    match agent.event() {
-        Some(expected) if event != Some(expected) => return None,
-        None if event.is_some_and(|event| event != "preToolUse") => return None,
-        _ => {}
-    }
-    let (tool, arguments) = if agent == Agent::CopilotCli {
-        let tool = hook.get("toolName")?.as_str()?;
-        (tool, agent_asks::copilot_cli::arguments(hook)?)
-    } else {
-        let tool = hook.get("tool_name")?.as_str()?;
-        (tool, hook.get("tool_input").cloned().unwrap_or(Value::Null))
-    };
-    if let Some(reason) = arguments.get(REASON_PARAM) {
+    let call = (hook.call)(event)?;
+    let tool = call.tool.to_owned();
+    if let Some(reason) = call.arguments.get(REASON_PARAM) {
         return Some(Found {
             tool,
             reason: reason.clone(),
             in_arguments: true,
         });
     }
-    let reason = match agent {
+    let reason = match hook.lookup {
         // No call id: the reason logged last for the same tool and what the call touched.
-        Agent::GeminiCli | Agent::CopilotCli => {
-            if arguments.is_null() {
+        Lookup::Touched => {
+            if call.arguments.is_null() {
                 return None;
             }
-            let touched = reasons::touched::summary(&arguments);
-            reasons_log::find_touched_from_end(log?, tool, &touched)
+            let touched = reasons::touched::summary(&call.arguments);
+            reasons_log::find_touched_from_end(log?, &tool, &touched)
                 .ok()??
                 .reason
         }
-        Agent::ClaudeCode | Agent::Codex => {
-            let call_id = hook.get("tool_use_id")?.as_str()?;
-            crate::program::ask_gateway::reason_by_call_id(found_in.gateway, log, call_id)?
+        Lookup::CallId => {
+            crate::program::ask_gateway::reason_by_call_id(found_in.gateway, log, call.call_id?)?
         }
     };
     Some(Found {
@@ -228,9 +176,12 @@ mod tests {
     use reasons::reasons_log::{Record, Via, Writer};
 
     use super::*;
+    use reasons::record::Format;
+
+    use crate::program::agents::{claude_code, codex, copilot_cli, gemini_cli};
 
     /// The answer where nobody would be asked (no agent process found).
-    fn run_as(agent: Agent, input: &str, log: Option<&Path>) -> String {
+    fn run_as(agent: &Agent, input: &str, log: Option<&Path>) -> String {
         answered(
             agent,
             Placement::InPrompt,
@@ -241,7 +192,7 @@ mod tests {
     }
 
     fn answered(
-        agent: Agent,
+        agent: &Agent,
         placement: Placement,
         input: &str,
         log: Option<&Path>,
@@ -286,7 +237,7 @@ mod tests {
     }
 
     fn run(input: &str, log: Option<&Path>) -> String {
-        run_as(Agent::ClaudeCode, input, log)
+        run_as(&claude_code::AGENT, input, log)
     }
 
     fn pre_tool_use(input: Value, id: &str) -> String {
@@ -370,7 +321,7 @@ mod tests {
             "permission_mode": "bypassPermissions", "tool_name": "exec_command",
             "tool_input": {"cmd": "ls"}, "tool_use_id": "call_1"});
         assert_eq!(
-            run_as(Agent::Codex, &input.to_string(), Some(&path)),
+            run_as(&codex::AGENT, &input.to_string(), Some(&path)),
             "{\"systemMessage\":\"model's reason for exec_command: Check the tree\"}\n"
         );
     }
@@ -386,7 +337,7 @@ mod tests {
     fn gemini_cli_shows_the_reason_in_the_input_else_the_one_logged_for_what_the_call_touched() {
         let with_reason = before_tool(json!({"command": "ls", "reason": "Look first"}));
         assert_eq!(
-            run_as(Agent::GeminiCli, &with_reason, None),
+            run_as(&gemini_cli::AGENT, &with_reason, None),
             "{\"systemMessage\":\"model's reason for run_shell_command: Look first\"}\n"
         );
         let dir = tempfile::tempdir().unwrap();
@@ -428,20 +379,20 @@ mod tests {
         );
         let stripped = before_tool(json!({"command": "ls", "description": "List"}));
         assert_eq!(
-            run_as(Agent::GeminiCli, &stripped, Some(&path)),
+            run_as(&gemini_cli::AGENT, &stripped, Some(&path)),
             "{\"systemMessage\":\"model's reason for run_shell_command: Newest\"}\n"
         );
         let unknown = before_tool(json!({"command": "whoami"}));
-        assert_eq!(run_as(Agent::GeminiCli, &unknown, Some(&path)), "");
+        assert_eq!(run_as(&gemini_cli::AGENT, &unknown, Some(&path)), "");
     }
 
     #[test]
     fn another_agents_event_is_not_answered() {
         let claude = pre_tool_use(json!({"command": "ls", "reason": "r"}), "toolu_1");
-        assert_eq!(run_as(Agent::GeminiCli, &claude, None), "");
+        assert_eq!(run_as(&gemini_cli::AGENT, &claude, None), "");
         let gemini = before_tool(json!({"command": "ls", "reason": "r"}));
-        assert_eq!(run_as(Agent::ClaudeCode, &gemini, None), "");
-        assert_eq!(run_as(Agent::Codex, &gemini, None), "");
+        assert_eq!(run_as(&claude_code::AGENT, &gemini, None), "");
+        assert_eq!(run_as(&codex::AGENT, &gemini, None), "");
     }
 
     /// A reasons log in `dir` holding the reason `Clean` for the call `t`, a `Bash` command.
@@ -463,7 +414,7 @@ mod tests {
         let log = logged_clean(dir.path());
         let input = default_mode(json!({"command": "rm -rf build"}), "t");
         let out = answered(
-            Agent::ClaudeCode,
+            &claude_code::AGENT,
             Placement::InPrompt,
             &input,
             Some(&log),
@@ -484,7 +435,7 @@ mod tests {
         let asked = default_mode(json!({"command": "rm -rf build"}), "t");
         let beside = "{\"systemMessage\":\"model's reason for Bash: Clean\"}\n";
         let after = answered(
-            Agent::ClaudeCode,
+            &claude_code::AGENT,
             Placement::After,
             &asked,
             Some(&log),
@@ -493,7 +444,7 @@ mod tests {
         assert_eq!(after, beside);
         let read_only = default_mode(json!({"command": "ls", "reason": "Clean"}), "t");
         let out = answered(
-            Agent::ClaudeCode,
+            &claude_code::AGENT,
             Placement::InPrompt,
             &read_only,
             None,
@@ -515,7 +466,7 @@ mod tests {
         .unwrap();
         input["tool_name"] = json!("mcp__everything__echo");
         let out = answered(
-            Agent::ClaudeCode,
+            &claude_code::AGENT,
             Placement::InPrompt,
             &input.to_string(),
             None,
@@ -536,7 +487,7 @@ mod tests {
         );
         input["tool_input"] = json!({"message": "hi"});
         let out = answered(
-            Agent::ClaudeCode,
+            &claude_code::AGENT,
             Placement::InPrompt,
             &input.to_string(),
             Some(&log),
@@ -553,7 +504,7 @@ mod tests {
             default_mode(json!({"command": "rm -rf build", "reason": " "}), "toolu_9"),
         ] {
             let out = answered(
-                Agent::ClaudeCode,
+                &claude_code::AGENT,
                 Placement::InPrompt,
                 &input,
                 Some(&dir.path().join("none.jsonl")),
@@ -568,7 +519,7 @@ mod tests {
         let input = pre_tool_use(json!({"command": "ls"}), "toolu_9");
         let mut out = Vec::new();
         super::run(
-            Agent::ClaudeCode,
+            &claude_code::AGENT,
             Placement::InPrompt,
             input.as_bytes(),
             &mut out,
@@ -577,7 +528,7 @@ mod tests {
         );
         let gemini = before_tool(json!({"command": "ls", "reason": "r"}));
         super::run(
-            Agent::GeminiCli,
+            &gemini_cli::AGENT,
             Placement::InPrompt,
             gemini.as_bytes(),
             &mut out,
@@ -606,7 +557,7 @@ mod tests {
         let input = copilot_event(json!({"command": "rm -rf b", "reason": "Clean\u{1b}[2J"}));
         let home = copilot_home();
         let out = answered(
-            Agent::CopilotCli,
+            &copilot_cli::AGENT,
             Placement::InPrompt,
             &input,
             None,
@@ -626,7 +577,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                answered(Agent::CopilotCli, placement, &input, None, around),
+                answered(&copilot_cli::AGENT, placement, &input, None, around),
                 ""
             );
         }
@@ -639,7 +590,7 @@ mod tests {
         logged(&path, "bash", None, "Rebuild", json!({"command": "make"}));
         let input = copilot_event(json!({"command": "make", "description": "Build"}));
         let out = answered(
-            Agent::CopilotCli,
+            &copilot_cli::AGENT,
             Placement::InPrompt,
             &input,
             Some(&path),
@@ -647,15 +598,15 @@ mod tests {
         );
         assert!(out.contains("Why (the model's claim): Rebuild"), "{out}");
         let claude = pre_tool_use(json!({"command": "make", "reason": "r"}), "toolu_1");
-        assert_eq!(run_as(Agent::CopilotCli, &claude, None), "");
+        assert_eq!(run_as(&copilot_cli::AGENT, &claude, None), "");
     }
 
     #[test]
     fn a_reason_cannot_drive_the_terminal_the_agent_shows_it_on() {
         let hostile = "fine\u{1b}[2J\u{1b}]8;;https://x\u{7}click\rok\u{202e}txt";
-        for agent in [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli] {
-            let input = match agent {
-                Agent::GeminiCli => before_tool(json!({"command": "ls", "reason": hostile})),
+        for agent in [&claude_code::AGENT, &codex::AGENT, &gemini_cli::AGENT] {
+            let input = match agent.format {
+                Format::GeminiCli => before_tool(json!({"command": "ls", "reason": hostile})),
                 _ => pre_tool_use(json!({"command": "ls", "reason": hostile}), "toolu_1"),
             };
             let out = run_as(agent, &input, None);

@@ -1,11 +1,9 @@
 //! `reasons hook install AGENT` and `reasons hook uninstall AGENT`: the hook written into (or
 //! taken out of) the agent's user settings, so that nobody edits three JSON files three ways.
 //!
-//! Claude Code, Codex and Gemini CLI keep hooks the same way: `hooks.<event>` is a list of
-//! groups, each with a list of `hooks` handlers `{"type": "command", "command": …}`. Copilot CLI
-//! reads every `*.json` file of its user hooks folder, each `{"version": 1, "hooks": {"preToolUse":
-//! [handler, …]}}` with handlers `{"type": "command", "bash": …}` straight in the event's list; its
-//! hook goes into a file of its own there, `reasons.json`. The settings are read, the
+//! The agents keep hooks alike: `hooks.<event>` is a list of entries, each a group with a list
+//! of `hooks` handlers or a handler on its own; each agent's file says its entry, its event and
+//! its settings file ([`crate::program::agents::Hook`]). The settings are read, the
 //! hook is merged in (everything else kept, keys in their order), and the file is replaced in one
 //! rename, so an agent starting meanwhile reads either the old settings or the new ones. A hook
 //! of ours is recognised by its command (`…/reasons hook AGENT …`), whatever path or log it
@@ -16,16 +14,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::hook::{Agent, Placement};
-use crate::program::agent_asks::{self, handler_command};
-use crate::program::agent_homes;
+use crate::program::agents::{self, Agent, Hook, Placement};
 use crate::program::exit_codes::ExitCode;
+use crate::program::hook_settings::{hook_command, our_commands, remove_ours, shell_quote};
 
 /// What to install, and where.
 pub struct Options {
-    pub agent: Agent,
+    pub agent: &'static Agent,
     /// The settings file named with `--file`; `None` for the agent's user settings.
     pub file: Option<PathBuf>,
     /// The reasons log the hook is told to look in, when one was named.
@@ -36,122 +33,29 @@ pub struct Options {
     pub gateway: Option<String>,
 }
 
-impl Agent {
-    /// The name `reasons hook` knows the agent by.
-    fn command_name(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "claude-code",
-            Agent::Codex => "codex",
-            Agent::GeminiCli => "gemini-cli",
-            Agent::CopilotCli => "copilot-cli",
-        }
-    }
-
-    /// The agent's name for people.
-    fn title(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode => "Claude Code",
-            Agent::Codex => "Codex",
-            Agent::GeminiCli => "Gemini CLI",
-            Agent::CopilotCli => "Copilot CLI",
-        }
-    }
-
-    /// The event the hook answers, as the settings name it.
-    fn settings_event(self) -> &'static str {
-        match self {
-            Agent::ClaudeCode | Agent::Codex => "PreToolUse",
-            Agent::GeminiCli => "BeforeTool",
-            Agent::CopilotCli => "preToolUse",
-        }
-    }
-
-    /// The agent's user settings, in its home ([`crate::program::agent_homes`]):
-    /// `settings.json` in `~/.claude` (or `$CLAUDE_CONFIG_DIR`), `hooks.json` in `~/.codex` (or
-    /// `$CODEX_HOME`), `settings.json` in `~/.gemini` (or `$GEMINI_CLI_HOME/.gemini`),
-    /// `hooks/reasons.json` in `~/.copilot` (or `$COPILOT_HOME`).
-    fn user_settings(self) -> anyhow::Result<PathBuf> {
-        let (home, file) = match self {
-            Agent::ClaudeCode => (&agent_homes::CLAUDE_CODE, "settings.json"),
-            Agent::Codex => (&agent_homes::CODEX, "hooks.json"),
-            Agent::GeminiCli => (&agent_homes::GEMINI_CLI, "settings.json"),
-            // Copilot CLI reads every file of its hooks folder: ours is a file of its own.
-            Agent::CopilotCli => (&agent_homes::COPILOT_CLI, "hooks/reasons.json"),
-        };
-        let folder = home
-            .folder()
-            .context("HOME is not set: name the settings file with --file")?;
-        Ok(folder.join(file))
-    }
-
-    /// The group that holds the hook: every tool's calls. Claude Code matches all tools with
-    /// `*`; Codex and Gemini CLI read the matcher as a regular expression, where no matcher
-    /// matches all; Copilot CLI's handler is its own entry, run for every tool.
-    fn group(self, command: &str) -> Value {
-        let handler = json!({"type": "command", "command": command});
-        match self {
-            Agent::ClaudeCode => json!({"matcher": "*", "hooks": [handler]}),
-            Agent::Codex => json!({"hooks": [handler]}),
-            Agent::GeminiCli => {
-                let mut handler = handler;
-                handler["name"] = json!("reasons");
-                json!({"hooks": [handler]})
-            }
-            Agent::CopilotCli => json!({"type": "command", "bash": command}),
-        }
-    }
-
-    /// What the person will see, said once the hook is in.
-    fn what_is_shown(self, placement: Placement) -> &'static str {
-        match (self, placement) {
-            (Agent::ClaudeCode, Placement::InPrompt) => {
-                "Claude Code shows the model's reason inside its permission dialog (\"Why (the \
-                 model's claim): ...\") wherever it would ask you anyway; for a command that \
-                 dialog offers Yes or No only, no \"don't ask again\" (add a permissions.allow \
-                 rule for that). Where it runs a call without asking (auto mode, calls your \
-                 settings allow, read-only commands, claude -p) the reason is shown beside the \
-                 call, as with --after."
-            }
-            (Agent::ClaudeCode, Placement::After) => {
-                "Claude Code shows the model's reason beside the call, once it has run: after \
-                 you answered its dialog."
-            }
-            (Agent::CopilotCli, Placement::InPrompt) => {
-                "Copilot CLI shows the model's reason inside its \"Hook permission request\" \
-                 dialog wherever it would ask you anyway; that dialog offers Yes or No only, in \
-                 place of its own \"don't ask again\" choices. Elsewhere it shows nothing of the \
-                 hook's: `reasons watch` shows every call."
-            }
-            (Agent::CopilotCli, Placement::After) => {
-                "Copilot CLI shows a hook's text only inside its dialog: with --after it shows \
-                 nothing; `reasons watch` shows every call."
-            }
-            (Agent::Codex, _) => {
-                "Codex shows the model's reason beside the call (its approval overlay has no \
-                 place for a hook's text)."
-            }
-            (Agent::GeminiCli, _) => {
-                "Gemini CLI shows the model's reason on the line right above its confirmation \
-                 box, while it asks."
-            }
-        }
-    }
+/// The agent's hook: `hook install` and `uninstall` are offered for agents that have one.
+fn hook_of(agent: &Agent) -> anyhow::Result<&Hook> {
+    agent
+        .hook
+        .as_ref()
+        .with_context(|| format!("{} has no hook of ours", agent.title))
 }
 
 /// `reasons hook install`.
 pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let agent = options.agent;
+    let hook = hook_of(agent)?;
     let (path, create) = settings_path(agent, options.file)?;
     let command = hook_command(
-        agent,
+        agent.name(),
         options.reasons_log.as_deref(),
         options.placement,
         options.gateway.as_deref(),
     )?;
     let mut settings = read_settings(&path)?;
-    let event = agent.settings_event();
+    let event = hook.event;
     let groups = event_groups(&mut settings, event, &path)?;
-    let ours: Vec<String> = our_commands(groups, agent)
+    let ours: Vec<String> = our_commands(groups, agent.name())
         .into_iter()
         .map(str::to_owned)
         .collect();
@@ -159,18 +63,17 @@ pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode
         writeln!(
             out,
             "The {} hook is already in {}: {event} runs {command}",
-            agent.title(),
+            agent.title,
             path.display()
         )?;
         return Ok(ExitCode::Success);
     }
-    remove_ours(groups, agent);
-    groups.push(agent.group(&command));
-    if agent == Agent::CopilotCli {
-        // Copilot CLI reads a hooks file of this version only.
+    remove_ours(groups, agent.name());
+    groups.push((hook.entry)(&command));
+    if let Some(version) = hook.file_version {
         let settings = settings.as_object_mut().expect("read as an object");
         if !settings.contains_key("version") {
-            settings.shift_insert(0, "version".into(), json!(1));
+            settings.shift_insert(0, "version".into(), version.into());
         }
     }
     write_settings(&path, &settings, create)?;
@@ -178,25 +81,20 @@ pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode
     writeln!(
         out,
         "{verb} the {} hook in {}: {event} runs {command}",
-        agent.title(),
+        agent.title,
         path.display()
     )?;
-    writeln!(out, "{}", agent.what_is_shown(options.placement))?;
+    writeln!(out, "{}", (hook.what_is_shown)(options.placement))?;
     writeln!(out, "Undo with: {}", undo_command(agent, &path, create))?;
-    if agent == Agent::Codex {
-        writeln!(
-            out,
-            "Codex runs a new hook only once you trust it: start `codex` and review it when \
-             asked (or under /hooks). A headless `codex exec` runs untrusted hooks only with \
-             --dangerously-bypass-hook-trust."
-        )?;
+    if let Some(note) = hook.after_install {
+        writeln!(out, "{note}")?;
     }
     Ok(ExitCode::Success)
 }
 
 /// `reasons hook uninstall`.
 pub fn uninstall(
-    agent: Agent,
+    agent: &Agent,
     file: Option<PathBuf>,
     out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
@@ -205,24 +103,24 @@ pub fn uninstall(
         writeln!(
             out,
             "No {} hook to remove: {} does not exist",
-            agent.title(),
+            agent.title,
             path.display()
         )?;
         return Ok(ExitCode::Success);
     }
     let mut settings = read_settings(&path)?;
-    let event = agent.settings_event();
+    let event = hook_of(agent)?.event;
     let groups = event_groups(&mut settings, event, &path)?;
-    if our_commands(groups, agent).is_empty() {
+    if our_commands(groups, agent.name()).is_empty() {
         writeln!(
             out,
             "No {} hook to remove in {}",
-            agent.title(),
+            agent.title,
             path.display()
         )?;
         return Ok(ExitCode::Success);
     }
-    remove_ours(groups, agent);
+    remove_ours(groups, agent.name());
     // An event, or `hooks`, left empty by the removal goes too: the file reads as it did before
     // the hook was installed.
     if groups.is_empty() {
@@ -241,7 +139,7 @@ pub fn uninstall(
     writeln!(
         out,
         "Removed the {} hook from {}",
-        agent.title(),
+        agent.title,
         path.display()
     )?;
     Ok(ExitCode::Success)
@@ -249,7 +147,7 @@ pub fn uninstall(
 
 /// The settings file, and whether its folder may be created: the agent's own folder may be,
 /// a folder named with `--file` must exist.
-fn settings_path(agent: Agent, file: Option<PathBuf>) -> anyhow::Result<(PathBuf, bool)> {
+fn settings_path(agent: &Agent, file: Option<PathBuf>) -> anyhow::Result<(PathBuf, bool)> {
     match file {
         Some(file) => {
             let folder = file
@@ -266,102 +164,22 @@ fn settings_path(agent: Agent, file: Option<PathBuf>) -> anyhow::Result<(PathBuf
             }
             Ok((file, false))
         }
-        None => Ok((agent.user_settings()?, true)),
+        None => {
+            let file = agents::hook_settings_file(agent)
+                .context("HOME is not set: name the settings file with --file")?;
+            Ok((file, true))
+        }
     }
-}
-
-/// The hook's command line: this binary by its absolute path, and the log, absolute too (the
-/// agent runs the hook from wherever it works).
-pub(super) fn hook_command(
-    agent: Agent,
-    reasons_log: Option<&Path>,
-    placement: Placement,
-    gateway: Option<&str>,
-) -> anyhow::Result<String> {
-    let binary = std::env::current_exe().context("cannot tell where this reasons binary is")?;
-    let binary = fs::canonicalize(&binary).unwrap_or(binary);
-    let mut command = format!(
-        "{} hook {}",
-        shell_quote(&binary.to_string_lossy()),
-        agent.command_name()
-    );
-    if let Some(log) = reasons_log {
-        let log = std::path::absolute(log)
-            .with_context(|| format!("{}: cannot make it an absolute path", log.display()))?;
-        command.push_str(" --reasons-log ");
-        command.push_str(&shell_quote(&log.to_string_lossy()));
-    }
-    if placement == Placement::After {
-        command.push_str(" --after");
-    }
-    if let Some(gateway) = gateway {
-        command.push_str(" --gateway ");
-        command.push_str(&shell_quote(gateway));
-    }
-    Ok(command)
 }
 
 /// How to undo, as a command to paste.
-fn undo_command(agent: Agent, path: &Path, user_settings: bool) -> String {
-    let mut undo = format!("reasons hook uninstall {}", agent.command_name());
+fn undo_command(agent: &Agent, path: &Path, user_settings: bool) -> String {
+    let mut undo = format!("reasons hook uninstall {}", agent.name());
     if !user_settings {
         undo.push_str(" --file ");
         undo.push_str(&shell_quote(&path.to_string_lossy()));
     }
     undo
-}
-
-/// A word as a POSIX shell reads it back: as it is when it holds nothing the shell would
-/// interpret, else in single quotes.
-pub(super) fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || b"/._-+,:=@%".contains(&byte));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-/// Whether a handler runs `reasons hook AGENT`.
-fn is_ours(handler: &Value, agent: Agent) -> bool {
-    agent_asks::is_our_hook(handler, agent.command_name())
-}
-
-/// The commands of our hooks among an event's groups (Copilot CLI's: its handlers).
-fn our_commands(groups: &[Value], agent: Agent) -> Vec<&str> {
-    let handlers: Vec<&Value> = if agent == Agent::CopilotCli {
-        groups.iter().collect()
-    } else {
-        groups
-            .iter()
-            .filter_map(|group| group.get("hooks")?.as_array())
-            .flatten()
-            .collect()
-    };
-    handlers
-        .into_iter()
-        .filter(|handler| is_ours(handler, agent))
-        .filter_map(handler_command)
-        .collect()
-}
-
-/// Takes our hooks out of an event's groups, and the groups they leave empty.
-fn remove_ours(groups: &mut Vec<Value>, agent: Agent) {
-    if agent == Agent::CopilotCli {
-        groups.retain(|handler| !is_ours(handler, agent));
-        return;
-    }
-    groups.retain_mut(|group| {
-        let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-            return true;
-        };
-        let before = handlers.len();
-        handlers.retain(|handler| !is_ours(handler, agent));
-        !(handlers.is_empty() && before > 0)
-    });
 }
 
 /// The settings as an object: `{}` when the file does not exist or is empty.
@@ -473,35 +291,4 @@ fn write_settings(path: &Path, settings: &Value, create_folder: bool) -> anyhow:
         let _ = fs::remove_file(&temporary);
     }
     written.with_context(cannot_write)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn copilot_cli_s_handler_is_recognised_by_its_bash_command() {
-        let handler = json!({"type": "command", "bash": "/usr/bin/reasons hook copilot-cli"});
-        assert!(is_ours(&handler, Agent::CopilotCli));
-        assert!(!is_ours(&handler, Agent::ClaudeCode));
-        let mut groups = vec![handler, json!({"type": "command", "bash": "./other.sh"})];
-        assert_eq!(
-            our_commands(&groups, Agent::CopilotCli),
-            ["/usr/bin/reasons hook copilot-cli"]
-        );
-        remove_ours(&mut groups, Agent::CopilotCli);
-        assert_eq!(groups, [json!({"type": "command", "bash": "./other.sh"})]);
-    }
-
-    #[test]
-    fn a_quoted_path_reads_back_as_the_same_word() {
-        for word in ["/usr/bin/reasons", "/home/a b/reasons", "/it's/reasons", ""] {
-            let line = format!("{} hook codex", shell_quote(word));
-            assert_eq!(agent_asks::shell::words(&line), [word, "hook", "codex"]);
-        }
-        assert_eq!(
-            agent_asks::shell::words(r#""/a b/reasons" hook x\ y"#),
-            ["/a b/reasons", "hook", "x y"]
-        );
-    }
 }

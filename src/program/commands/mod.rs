@@ -17,7 +17,8 @@ mod run;
 mod stats;
 mod watch;
 
-use crate::program::agent_asks;
+use crate::program::agent_asks::Surroundings;
+use crate::program::agents::{self, Agent, Placement};
 use crate::program::logs_to_read::{logs_to_read, same_file, Needs};
 use crate::program::otlp;
 
@@ -95,48 +96,48 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             args.meta,
             otlp::endpoint(args.otlp).as_deref(),
         ),
-        Command::Gateway(args) => gateway::run(gateway::Options {
-            listen: args.listen,
-            upstreams: args.upstream,
-            reasons_log: reasons_log_to_write(args.reasons_log)?,
-            strip: !args.no_strip,
-            verbose: args.verbose,
-            restore: !args.no_restore,
-            max_body: args.max_body,
-            serve_reasons: args.serve_reasons,
-            store: args.store,
-            store_ttl: args.store_ttl,
-            otlp: otlp::endpoint(args.otlp),
-        }),
+        Command::Gateway(args) => {
+            let shared = args.gateway;
+            gateway::run(gateway::Options {
+                listen: shared
+                    .listen
+                    .unwrap_or_else(|| cli::GATEWAY_LISTEN.to_owned()),
+                upstreams: shared.upstream,
+                reasons_log: reasons_log_to_write(shared.reasons_log)?,
+                strip: !shared.no_strip,
+                verbose: shared.verbose,
+                restore: !shared.no_restore,
+                max_body: shared.max_body,
+                serve_reasons: args.serve_reasons,
+                store: args.store,
+                store_ttl: Some(args.store_ttl),
+                otlp: otlp::endpoint(shared.otlp),
+            })
+        }
         #[cfg(not(unix))]
         Command::Run(_) => bail!("run: starts agents on Unix only (Linux, macOS)"),
         #[cfg(unix)]
-        Command::Run(args) => run::run(run::Options {
-            agent: match args.agent {
-                cli::RunAgent::Claude => run::Agent::ClaudeCode,
-                cli::RunAgent::Codex => run::Agent::Codex,
-                cli::RunAgent::Gemini => run::Agent::GeminiCli,
-                cli::RunAgent::Opencode => run::Agent::OpenCode,
-                cli::RunAgent::Kilo => run::Agent::Kilo,
-                cli::RunAgent::Qwen => run::Agent::QwenCode,
-                cli::RunAgent::Copilot => run::Agent::CopilotCli,
-                cli::RunAgent::Cline => run::Agent::Cline,
-            },
-            program: args.program,
-            listen: args.listen,
-            upstreams: args.upstream,
-            reasons_log: reasons_log_to_write(args.reasons_log)?,
-            strip: match (args.strip, args.no_strip) {
-                (true, _) => Some(true),
-                (_, true) => Some(false),
-                _ => None,
-            },
-            verbose: args.verbose,
-            restore: !args.no_restore,
-            max_body: args.max_body,
-            watch: args.watch,
-            args: args.args,
-        }),
+        Command::Run(args) => {
+            let shared = args.gateway;
+            run::run(run::Options {
+                agent: agent_named(args.agent)?,
+                program: args.program,
+                listen: shared.listen,
+                upstreams: shared.upstream,
+                reasons_log: reasons_log_to_write(shared.reasons_log)?,
+                strip: match (args.strip, shared.no_strip) {
+                    (true, _) => Some(true),
+                    (_, true) => Some(false),
+                    _ => None,
+                },
+                verbose: shared.verbose,
+                restore: !shared.no_restore,
+                max_body: shared.max_body,
+                otlp: otlp::endpoint(shared.otlp),
+                watch: args.watch,
+                args: args.args,
+            })
+        }
         Command::Watch(args) => {
             let reasons_log = reasons_log::which(args.reasons_log, Purpose::Always);
             // With no PATH, the usual local folders only when a person is at a terminal: a
@@ -160,13 +161,13 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Hook(args) => {
             let (agent, run) = match args.command {
-                HookCommand::ClaudeCode(run) => (hook::Agent::ClaudeCode, run),
-                HookCommand::Codex(run) => (hook::Agent::Codex, run),
-                HookCommand::GeminiCli(run) => (hook::Agent::GeminiCli, run),
-                HookCommand::CopilotCli(run) => (hook::Agent::CopilotCli, run),
+                HookCommand::ClaudeCode(run) => (HookAgent::ClaudeCode, run),
+                HookCommand::Codex(run) => (HookAgent::Codex, run),
+                HookCommand::GeminiCli(run) => (HookAgent::GeminiCli, run),
+                HookCommand::CopilotCli(run) => (HookAgent::CopilotCli, run),
                 HookCommand::Install(install) => {
                     let options = hook_install::Options {
-                        agent: hook_agent(install.agent),
+                        agent: agent_named(install.agent)?,
                         file: install.file,
                         reasons_log: install.reasons_log,
                         placement: placement(install.after),
@@ -175,15 +176,16 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                     return with_stdout(|out| hook_install::install(options, out));
                 }
                 HookCommand::Uninstall(uninstall) => {
-                    let agent = hook_agent(uninstall.agent);
+                    let agent = agent_named(uninstall.agent)?;
                     return with_stdout(|out| hook_install::uninstall(agent, uninstall.file, out));
                 }
             };
+            let agent = agent_named(agent)?;
             // A hook never gets in the way: whatever goes wrong, the agent carries on.
             let log = reasons_log::which(run.reasons_log, Purpose::Always);
-            let is_agent = match agent {
-                hook::Agent::CopilotCli => agent_asks::copilot_cli::is_copilot_cli,
-                _ => agent_asks::claude_code::is_claude_code,
+            let is_agent = match agent.hook.as_ref().and_then(|hook| hook.ask.as_ref()) {
+                Some(ask) => ask.is_agent,
+                None => |_: &[String]| false,
             };
             hook::run(
                 agent,
@@ -194,27 +196,28 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                     gateway: run.gateway.as_deref(),
                     log: log.as_deref(),
                 },
-                || agent_asks::Surroundings::of_this_process(is_agent),
+                || Surroundings::of_this_process(is_agent),
             );
             Ok(ExitCode::Success)
         }
     }
 }
 
-fn hook_agent(agent: HookAgent) -> hook::Agent {
-    match agent {
-        HookAgent::ClaudeCode => hook::Agent::ClaudeCode,
-        HookAgent::Codex => hook::Agent::Codex,
-        HookAgent::GeminiCli => hook::Agent::GeminiCli,
-        HookAgent::CopilotCli => hook::Agent::CopilotCli,
-    }
+/// The agent a value of the command line names: the command line lists the names, each agent's
+/// file is the rest of what is known of it.
+fn agent_named(value: impl clap::ValueEnum) -> anyhow::Result<&'static Agent> {
+    let name = value
+        .to_possible_value()
+        .context("every agent the command line names has a name")?;
+    agents::named(name.get_name())
+        .with_context(|| format!("{}: no agent by this name", name.get_name()))
 }
 
-fn placement(after: bool) -> hook::Placement {
+fn placement(after: bool) -> Placement {
     if after {
-        hook::Placement::After
+        Placement::After
     } else {
-        hook::Placement::InPrompt
+        Placement::InPrompt
     }
 }
 
@@ -331,8 +334,8 @@ fn check_options(args: CheckArgs) -> anyhow::Result<check::Options> {
         },
         allow: patterns(&args.allow, "--allow")?,
         lint: args.lint.then_some(reasons::lint::Limits {
-            max_len: args.max_len,
-            repeat: args.repeat,
+            max_len: args.limits.max_len,
+            repeat: args.limits.repeat,
         }),
     })
 }
@@ -371,8 +374,8 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
         },
         merge,
         lint: args.lint.then_some(reasons::lint::Limits {
-            max_len: args.max_len,
-            repeat: args.repeat,
+            max_len: args.limits.max_len,
+            repeat: args.limits.repeat,
         }),
     })
 }

@@ -26,7 +26,8 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
-    betas_without_the_tool_use_classifier, Exchange, Output, Recall, RECALL_TAIL, SESSION_HEADERS,
+    betas_without_the_tool_use_classifier, Exchange, Output, Recall, Recalled, RECALL_TAIL,
+    SESSION_HEADERS,
 };
 use reasons::layer::TakenReason;
 use reasons::reasons_log::{self, Record, Via};
@@ -58,9 +59,10 @@ pub struct Options {
     pub max_body: u64,
     /// Whether `GET /reasons/v1/calls/{call_id}` answers (`--serve-reasons`).
     pub serve_reasons: bool,
-    /// The Redis or Valkey the replicas share (`--store`), and how long a reason is kept there.
+    /// The Redis or Valkey the replicas share (`--store`).
     pub store: Option<String>,
-    pub store_ttl: String,
+    /// How long a reason is kept there (`--store-ttl`; a store needs one).
+    pub store_ttl: Option<String>,
     /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
     pub otlp: Option<String>,
 }
@@ -79,14 +81,25 @@ struct Gateway {
     log_failed: AtomicBool,
     strip: bool,
     verbose: bool,
-    /// The reasons given back to the history of requests, when restoring.
+    /// The reasons given back to the history of requests (when restoring) and served (with
+    /// `--serve-reasons`).
     recall: Option<std::sync::RwLock<Recall>>,
+    /// Whether the history gets its reasons back.
+    restore: bool,
     /// The upstreams that failed the last request sent to them: said once per outage.
     unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
     /// The largest request body read whole.
     max_body: u64,
     /// `--serve-reasons` and `--store`.
     team: team::Team,
+}
+
+/// The API an `--upstream API=URL` names, and its URL; `None` for a bare URL (which may hold
+/// an `=` in its query): the one rule `gateway` and `run` tell them apart by.
+pub fn named_upstream(value: &str) -> Option<(&str, &str)> {
+    value
+        .split_once('=')
+        .filter(|(name, _)| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
 }
 
 /// Where each provider's requests go.
@@ -107,10 +120,7 @@ impl Upstreams {
         let mut everything: Option<&str> = None;
         let mut one: Vec<(ModelProvider, &str)> = Vec::new();
         for value in given {
-            let named = value
-                .split_once('=')
-                .filter(|(name, _)| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
-            match named {
+            match named_upstream(value) {
                 Some((name, url)) => {
                     let Some(provider) = providers.iter().find(|provider| provider.name == name)
                     else {
@@ -258,16 +268,20 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
             None
         }
     };
-    let ttl = store::parse_ttl(&options.store_ttl)?;
-    let store = match &options.store {
-        Some(url) => Some(store::Store::open(url, ttl)?),
-        None => None,
+    let ttl = options
+        .store_ttl
+        .as_deref()
+        .map(store::parse_ttl)
+        .transpose()?;
+    let store = match (&options.store, ttl) {
+        (Some(url), Some(ttl)) => Some(store::Store::open(url, ttl)?),
+        _ => None,
     };
     let spans = match &options.otlp {
         Some(url) => Some(crate::program::otlp::Exporter::start(url)?),
         None => None,
     };
-    let team = team::Team::new(options.serve_reasons, store, spans, &options.reasons_log);
+    let team = team::Team::new(options.serve_reasons, store, spans);
     let gateway = Arc::new(Gateway {
         client: upstream_client(),
         upstreams,
@@ -276,9 +290,10 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
         log_failed: AtomicBool::new(false),
         strip: options.strip,
         verbose: options.verbose,
-        recall: options
-            .restore
+        // One cache of the reasons, read from the log's end once, for both that read it.
+        recall: (options.restore || options.serve_reasons)
             .then(|| std::sync::RwLock::new(recall(&options.reasons_log))),
+        restore: options.restore,
         unreachable: std::sync::Mutex::default(),
         max_body: options.max_body,
         team,
@@ -450,7 +465,11 @@ impl Gateway {
             .uri()
             .path_and_query()
             .map_or_else(|| path.clone(), |value| value.as_str().to_owned());
-        if let Some(answer) = self.team.answer(request.method(), &path).await {
+        if let Some(answer) = self
+            .team
+            .answer(request.method(), &path, self.recall.as_ref())
+            .await
+        {
             return answer;
         }
         // The door: the request's API is decided here, once, and carried along. A path of no
@@ -482,7 +501,7 @@ impl Gateway {
                         &path,
                         &bytes,
                         self.strip,
-                        self.recall.as_ref(),
+                        self.recall.as_ref().filter(|_| self.restore),
                     )
                     .await;
                 // Agents name their session in a header, when they do, more reliably than in
@@ -688,11 +707,14 @@ impl Gateway {
             if self.verbose {
                 crate::program::messages::line(&taken.to_string());
             }
-            if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
-                let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
-                recall.note(call_id, &taken.tool, &taken.reason);
-            }
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
+            if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
+                let mut recalled = Recalled::new(&taken.tool, &taken.reason);
+                recalled.touched = Some(record.touched());
+                recalled.time = Some(record.time.clone());
+                let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
+                recall.note_recalled(call_id, recalled);
+            }
             self.team.took(&record);
             let Some(log) = &self.log else { continue };
             if let Err(error) = log.append(&record) {

@@ -4,20 +4,18 @@
 //!
 //! `GET /reasons/v1/calls/{call_id}` is the one route: the call id is the capability (an agent's
 //! ids are long random tokens), so there is no listing and no search. It answers
-//! `{"call_id","tool","reason","touched","time"}` from what this gateway took (the end of its
-//! reasons log when it started, then every reason it takes, bounded), else from the store, else
-//! 404.
+//! `{"call_id","tool","reason","touched","time"}` from what this gateway took (its `Recall`: the
+//! end of its reasons log when it started, then every reason it takes, bounded), else from the
+//! store, else 404.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
-use std::path::Path;
-use std::sync::{Mutex, RwLock};
+use std::sync::RwLock;
 
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Response, StatusCode};
 use reasons::apis::Api;
-use reasons::gateway::{Exchange, Lookup, Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
-use reasons::reasons_log::{self, Record};
+use reasons::gateway::{Exchange, Lookup, Recall, Recalled};
+use reasons::reasons_log::Record;
 use serde_json::{json, Map, Value};
 
 use super::store::Store;
@@ -29,8 +27,8 @@ pub const ROUTE: &str = "/reasons/v1/calls/";
 /// The team's parts of a gateway, each optional.
 #[derive(Default)]
 pub struct Team {
-    /// The reasons this gateway can answer questions about itself (`--serve-reasons`).
-    served: Option<Mutex<Served>>,
+    /// Whether this gateway answers questions about the reasons it knows (`--serve-reasons`).
+    serve: bool,
     /// The store the replicas share (`--store`).
     pub store: Option<Store>,
     /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
@@ -38,21 +36,14 @@ pub struct Team {
 }
 
 impl Team {
-    /// The parts asked for: with `serve`, what is served starts with the end of the reasons
-    /// log at `log`, so a restarted gateway still answers for what it took before.
+    /// The parts asked for.
     pub fn new(
         serve: bool,
         store: Option<Store>,
         spans: Option<crate::program::otlp::Exporter>,
-        log: &Path,
     ) -> Team {
-        let served = serve.then(|| {
-            let mut served = Served::default();
-            served.read_tail(log);
-            Mutex::new(served)
-        });
         Team {
-            served,
+            serve,
             store,
             spans,
         }
@@ -61,7 +52,7 @@ impl Team {
     /// What the startup line adds: where reasons are served and kept.
     pub fn describe(&self) -> String {
         let mut said = String::new();
-        if self.served.is_some() {
+        if self.serve {
             said.push_str(&format!(", serving {ROUTE}{{call_id}}"));
         }
         if let Some(store) = &self.store {
@@ -70,39 +61,40 @@ impl Team {
         said
     }
 
-    /// Keeps a reason just taken (and logged): served, and written to the store.
+    /// Keeps a reason just taken (and logged): written to the store, sent as a span.
     pub fn took(&self, record: &Record) {
         if let Some(spans) = &self.spans {
             spans.span(record);
         }
-        if self.served.is_none() && self.store.is_none() {
-            return;
-        }
-        let Some(call_id) = record.taken.call_id.as_deref() else {
+        let (Some(store), Some(call_id)) = (&self.store, record.taken.call_id.as_deref()) else {
             return;
         };
-        let answer = answer_of(&record.to_json());
-        if let Some(store) = &self.store {
-            store.keep(call_id, &answer);
-        }
-        if let Some(served) = &self.served {
-            let mut served = served.lock().unwrap_or_else(|e| e.into_inner());
-            served.note(call_id, answer);
-        }
+        store.keep(call_id, &answer_of(&record.to_json()));
     }
 
     /// The answer to a question about a call's reason, when `path` asks one and reasons are
-    /// served; `None` for every other request, which goes on to the upstream.
-    pub async fn answer(&self, method: &Method, path: &str) -> Option<Response<ProxyBody>> {
-        let served = self.served.as_ref()?;
+    /// served; `None` for every other request, which goes on to the upstream. `recall` is what
+    /// this gateway knows itself.
+    pub async fn answer(
+        &self,
+        method: &Method,
+        path: &str,
+        recall: Option<&RwLock<Recall>>,
+    ) -> Option<Response<ProxyBody>> {
+        if !self.serve {
+            return None;
+        }
         let asked = path.strip_prefix(ROUTE)?;
         let call_id = percent_decoded(asked).filter(|id| !id.is_empty() && !id.contains('/'));
         let found = match (method, call_id) {
             (&Method::GET, Some(call_id)) => {
-                let kept = {
-                    let served = served.lock().unwrap_or_else(|e| e.into_inner());
-                    served.get(&call_id).cloned()
-                };
+                let kept = recall.and_then(|recall| {
+                    let recall = recall.read().unwrap_or_else(|e| e.into_inner());
+                    let recalled = recall.get(&call_id)?;
+                    Some(json!({"call_id": call_id, "tool": recalled.tool,
+                        "reason": recalled.reason, "touched": recalled.touched,
+                        "time": recalled.time}))
+                });
                 match (kept, &self.store) {
                     (Some(kept), _) => Some(kept),
                     (None, Some(store)) => store.records(&[&call_id]).await.pop().flatten(),
@@ -242,50 +234,6 @@ fn percent_decoded(text: &str) -> Option<String> {
     String::from_utf8(decoded).ok()
 }
 
-/// The answers a gateway serves itself, by call id, bounded like its recall: the oldest are
-/// forgotten first. The first reason taken for an id is the one kept.
-#[derive(Default)]
-struct Served {
-    answers: HashMap<String, Value>,
-    order: VecDeque<(String, usize)>,
-    bytes: usize,
-}
-
-impl Served {
-    fn note(&mut self, call_id: &str, answer: Value) {
-        if self.answers.contains_key(call_id) {
-            return;
-        }
-        let size = call_id.len() + answer.to_string().len();
-        self.answers.insert(call_id.to_owned(), answer);
-        self.order.push_back((call_id.to_owned(), size));
-        self.bytes += size;
-        while self.bytes > RECALL_BYTES {
-            let Some((oldest, size)) = self.order.pop_front() else {
-                break;
-            };
-            self.answers.remove(&oldest);
-            self.bytes -= size;
-        }
-    }
-
-    fn get(&self, call_id: &str) -> Option<&Value> {
-        self.answers.get(call_id)
-    }
-
-    /// Notes the records of the end of the reasons log; a log it cannot read is one it starts
-    /// without.
-    fn read_tail(&mut self, log: &Path) {
-        let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| {
-            if let Some(call_id) = logged.call_id.clone() {
-                let answer = json!({"call_id": call_id, "tool": logged.tool,
-                    "reason": logged.reason, "touched": logged.touched, "time": logged.time});
-                self.note(&call_id, answer);
-            }
-        });
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,21 +245,5 @@ mod tests {
         assert_eq!(percent_decoded("a%2"), None);
         assert_eq!(percent_decoded("a%zz"), None);
         assert_eq!(percent_decoded("%FF"), None);
-    }
-
-    #[test]
-    fn the_first_reason_for_an_id_is_served_and_the_oldest_forgotten_first() {
-        let mut served = Served::default();
-        served.note("a", json!({"call_id": "a", "reason": "first"}));
-        served.note("a", json!({"call_id": "a", "reason": "second"}));
-        assert_eq!(served.get("a").unwrap()["reason"], "first");
-        let big = "x".repeat(RECALL_BYTES / 3);
-        for id in ["b", "c", "d", "e"] {
-            served.note(id, json!({"call_id": id, "reason": big}));
-        }
-        assert!(served.get("a").is_none());
-        assert!(served.get("b").is_none());
-        assert!(served.get("e").is_some());
-        assert!(served.bytes <= RECALL_BYTES);
     }
 }

@@ -1,0 +1,32 @@
+//! Kilo: OpenCode's fork, its store `kilo.db` in `$XDG_DATA_HOME/kilo`, its configuration read
+//! as OpenCode reads its own ([`super::opencode`]) under Kilo's names.
+
+use reasons::record::Format;
+
+use super::opencode::{self, Config};
+use super::{Agent, Base, Home, Run};
+
+pub const AGENT: Agent = Agent {
+    title: "Kilo",
+    format: Format::Kilo,
+    home: Home {
+        variable: None,
+        inside_variable: "",
+        base: Base::Data,
+        in_base: "kilo",
+    },
+    logs: &["kilo.db"],
+    hook: None,
+    run: Some(Run {
+        command: "kilo",
+        strips: false,
+        given: |_| Ok(opencode::base_urls(&CONFIG)),
+        wire: |wiring, to, _| opencode::wire(&CONFIG, wiring, to),
+    }),
+};
+
+const CONFIG: Config = Config {
+    name: "kilo",
+    file_variable: "KILO_CONFIG",
+    content_variable: "KILO_CONFIG_CONTENT",
+};

@@ -1,0 +1,43 @@
+//! Qwen Code: `~/.qwen`, its chats in `projects/`, pointed at the gateway by
+//! `--openai-base-url` (when the person gives it) or `OPENAI_BASE_URL`; no hook for one run.
+
+use reasons::record::Format;
+
+use super::{Agent, Base, Home, Run};
+use crate::program::wiring::{env, flag_value, set_flag_value, Found, Pointing, Wiring};
+
+pub const AGENT: Agent = Agent {
+    title: "Qwen Code",
+    format: Format::QwenCode,
+    home: Home {
+        variable: None,
+        inside_variable: "",
+        base: Base::Home,
+        in_base: ".qwen",
+    },
+    logs: &["projects"],
+    hook: None,
+    run: Some(Run {
+        command: "qwen",
+        strips: false,
+        given,
+        wire,
+    }),
+};
+
+/// Its flag wins over its environment.
+fn given(args: &[String]) -> anyhow::Result<Vec<Found>> {
+    let found = match flag_value(args, "--openai-base-url") {
+        Some(url) => Some(Found::new("openai", url, "--openai-base-url")),
+        None => env("OPENAI_BASE_URL").map(|url| Found::new("openai", url, "OPENAI_BASE_URL")),
+    };
+    Ok(found.into_iter().collect())
+}
+
+fn wire(wiring: &mut Wiring, to: &Pointing, args: &mut [String]) -> anyhow::Result<()> {
+    let url = to.through("openai", "/v1");
+    if !set_flag_value(args, "--openai-base-url", &url) {
+        wiring.env.push(("OPENAI_BASE_URL".into(), url));
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! The agents' JSON settings files, read the one way every part of the program reads them: a
+//! file that is not there is no settings, one that is not a JSON object cannot be relied on, and
+//! a folder of them (Claude Code's managed drop-ins, Copilot CLI's hooks) is its `*.json` files in
+//! name order.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Reads a JSON settings file: `Ok(None)` when it does not exist, an error when it exists but
+/// cannot be read as a JSON object (then the hook cannot tell what the agent decides).
+pub fn read_json(path: &Path) -> Result<Option<Value>, ()> {
+    match std::fs::read(path) {
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(None),
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) if value.is_object() => Ok(Some(value)),
+            _ => Err(()),
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
+/// Reads a JSON settings file that may hold `//` and `/* */` comments (Copilot CLI writes its
+/// `config.json` with a comment on top), as [`read_json`] does.
+pub fn read_json_with_comments(path: &Path) -> Result<Option<Value>, ()> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Ok(None),
+        Ok(text) => match serde_json::from_str::<Value>(&without_comments(&text)) {
+            Ok(value) if value.is_object() => Ok(Some(value)),
+            _ => Err(()),
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
+/// The `*.json` files of a folder, in name order.
+pub fn json_files(folder: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// JSON text with its comments blanked out, strings left as they are.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_are_left_out_of_json_but_not_out_of_its_strings() {
+        let text =
+            "// managed automatically\n{\"a\": \"x // y /* z */\", /* b */ \"c\": [1, 2] // end\n}";
+        let value: Value = serde_json::from_str(&without_comments(text)).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"a": "x // y /* z */", "c": [1, 2]})
+        );
+        let escaped = r#"{"a": "q\"//"}"#;
+        assert_eq!(without_comments(escaped), escaped);
+    }
+}
