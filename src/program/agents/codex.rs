@@ -10,8 +10,8 @@
 //! `env_http_headers`, retries…) with its `base_url` the gateway's and its `base_url` the
 //! gateway's upstream; Codex 0.171 speaks the Responses API only (`wire_api = "responses"`).
 //! The built-in `openai` (which a `[model_providers.openai]` of the person's does not replace)
-//! takes its base URL from `OPENAI_BASE_URL`, and its key from `OPENAI_API_KEY` or else the
-//! login Codex keeps.
+//! takes its base URL from `openai_base_url`, else `OPENAI_BASE_URL`, and its key from
+//! `OPENAI_API_KEY` or else the login Codex keeps.
 
 use anyhow::bail;
 use reasons::record::Format;
@@ -131,10 +131,13 @@ impl Configuration {
 }
 
 fn given(args: &[String]) -> anyhow::Result<Vec<Found>> {
-    let found = match Configuration::read(args).chosen()? {
-        Chosen::OpenAi => {
-            env("OPENAI_BASE_URL").map(|url| Found::new("openai", url, "OPENAI_BASE_URL"))
-        }
+    let configuration = Configuration::read(args);
+    let found = match configuration.chosen()? {
+        // Its `openai_base_url` comes before the variable (Codex 0.171, measured).
+        Chosen::OpenAi => match configuration.settings["openai_base_url"].as_str() {
+            Some(url) => Some(Found::new("openai", url, "Codex's openai_base_url")),
+            None => env("OPENAI_BASE_URL").map(|url| Found::new("openai", url, "OPENAI_BASE_URL")),
+        },
         Chosen::Theirs { id, table } => {
             let Some(url) = table.get("base_url").and_then(Value::as_str) else {
                 bail!("Codex's model provider `{id}` names no base_url");
