@@ -127,15 +127,31 @@ fn stats_by_format_names_every_agent_as_people_say_it() {
     }
 }
 
+/// `reasons stats --by format --format json` with no PATH, on a terminal (`script` gives it one,
+/// as a person typing it would; without it the test cannot check anything, so it fails), in
+/// `home` with `env`: what the terminal showed, the announcements and the stats.
+fn stats_of_the_usual_places(home: &std::path::Path, env: &[(&str, &std::path::Path)]) -> String {
+    let command = format!(
+        "{} stats --by format --format json",
+        env!("CARGO_BIN_EXE_reasons")
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("HOME", home)
+        .envs(env.iter().copied())
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("REASONS_LOG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("`script` (util-linux), to give the command a terminal");
+    String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n")
+}
+
 /// `reasons run cline` honoured `CLINE_DATA_DIR` while discovery read `~/.cline/data/sessions`
 /// whatever it said, so a run with the variable set counted none of its calls: both read Cline's
 /// home in one place now.
 #[test]
 fn with_no_path_the_cline_sessions_are_read_from_cline_data_dir() {
-    std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .expect("`script` (util-linux), to give the command a terminal");
     let home = tempfile::tempdir().unwrap();
     let moved = home.path().join("cline-elsewhere");
     let session = "sessions/1796126400000_ada01/1796126400000_ada01.messages.json";
@@ -145,21 +161,11 @@ fn with_no_path_the_cline_sessions_are_read_from_cline_data_dir() {
         moved.join(session),
     )
     .unwrap();
-    let command = format!(
-        "{} stats --by format --format json",
-        env!("CARGO_BIN_EXE_reasons")
+    let data = home.path().join("data");
+    let text = stats_of_the_usual_places(
+        home.path(),
+        &[("CLINE_DATA_DIR", &moved), ("XDG_DATA_HOME", &data)],
     );
-    let output = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("HOME", home.path())
-        .env("CLINE_DATA_DIR", &moved)
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("REASONS_LOG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
     let announced = format!("reasons: reading {}", moved.join("sessions").display());
     assert!(text.contains(&announced), "{text}");
     let json = &text[text.find("{\"totals\"").expect("the stats")..];
@@ -222,20 +228,7 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
         .unwrap()
         .execute_batch("CREATE TABLE entry (key TEXT, value TEXT);")
         .unwrap();
-    let command = format!(
-        "{} stats --by format --format json",
-        env!("CARGO_BIN_EXE_reasons")
-    );
-    let output = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("HOME", home.path())
-        .env("XDG_DATA_HOME", &data)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("REASONS_LOG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
+    let text = stats_of_the_usual_places(home.path(), &[("XDG_DATA_HOME", &data)]);
     for place in [
         home.path().join(".cline/data/sessions"),
         home.path().join(".copilot/session-state"),

@@ -235,6 +235,15 @@ fn real_claude_code_runs_through_reasons_run_with_the_hook_for_the_run() {
     settings.check();
 }
 
+/// A headless `codex exec` whose model calls the shell.
+const CODEX_EXEC: [&str; 5] = [
+    "exec",
+    "--skip-git-repo-check",
+    "--dangerously-bypass-approvals-and-sandbox",
+    "--json",
+    "Print the marker in the shell, then say done.",
+];
+
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_codex_runs_through_reasons_run() {
@@ -249,13 +258,7 @@ fn real_codex_runs_through_reasons_run() {
         &sandbox,
         "codex",
         &part(CODEX),
-        &[
-            "exec",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--json",
-            "Print the marker in the shell, then say done.",
-        ],
+        &CODEX_EXEC,
         &[
             ("OPENAI_BASE_URL", format!("{}/v1", upstream.url())),
             ("OPENAI_API_KEY", KEY.to_owned()),
@@ -299,13 +302,7 @@ fn real_codex_run_keeps_the_person_s_own_model_provider() {
         &sandbox,
         "codex",
         &part(CODEX),
-        &[
-            "exec",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox",
-            "--json",
-            "Print the marker in the shell, then say done.",
-        ],
+        &CODEX_EXEC,
         &[
             ("MINE_KEY", "mine-secret".to_owned()),
             ("MINE_HEADER", "from-env".to_owned()),
