@@ -17,6 +17,10 @@
 //! each is kept, default 3; `jq` runs once), `REASONS_BENCH_DIR` (where the logs go). Arguments
 //! name the workloads to run: `cargo bench --bench throughput -- claude`.
 //!
+//! `cargo bench --bench throughput -- generate` only writes the Claude-Code-style and
+//! OpenAI-chat-style logs and prints, for each, its workload, calls (all, with a reason, without)
+//! and path: `benches/peers` reads them.
+//!
 //! `cargo bench --bench throughput -- against OTHER [claude|chat]` times this build's `stats`
 //! against another build's binary (`OTHER`, say an older commit's `target/release/reasons`) on
 //! the same big logs, on one thread, alternately, and prints the ratio of their medians.
@@ -52,6 +56,25 @@ fn main() -> io::Result<()> {
         .collect();
     let runs = |name: &str| wanted.is_empty() || wanted.iter().any(|want| want == name);
     fs::create_dir_all(&settings.dir)?;
+    // `generate`: only write the two big logs (benches/peers reads them with its peers) and
+    // print each one's path and the calls it holds.
+    if args.iter().any(|arg| arg == "generate") {
+        let claude = settings.dir.join(format!(
+            "claude-code-v{GENERATOR_VERSION}-{}MiB.jsonl",
+            settings.mib
+        ));
+        let expected = cached(&claude, |out| {
+            generate::claude_code(out, settings.mib << 20, 1, &mut 0)
+        })?;
+        println!("claude {} {}", expected.line(), claude.display());
+        let chat = settings.dir.join(format!(
+            "openai-chat-v{GENERATOR_VERSION}-{}MiB.jsonl",
+            settings.mib
+        ));
+        let expected = cached(&chat, |out| generate::openai_chat(out, settings.mib << 20))?;
+        println!("chat {} {}", expected.line(), chat.display());
+        return Ok(());
+    }
     let jq = which("jq");
     let jq = jq.as_deref();
     if jq.is_none() {
