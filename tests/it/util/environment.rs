@@ -7,7 +7,7 @@
 //!
 //! A program keeps only [`KEPT`] of this machine's variables, gets `LANG` and an empty `HOME` of
 //! its own, and then whatever its test names: a test that needs an agent's home or a reasons log
-//! says so on the command. `sentinel_home` in `tests/it/agents.rs` proves it.
+//! says so on the command. `tests/it/isolation.rs` proves it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -23,8 +23,8 @@ pub const MCP_SERVER_EVERYTHING: &str =
 pub const OPENCODE: &str = "agents/node_modules/.bin/opencode";
 /// Kilo, OpenCode's fork (`agents` block).
 pub const KILO: &str = "agents/node_modules/.bin/kilo";
-/// Qwen Code (`agents` block).
-pub const QWEN_CODE: &str = "agents/node_modules/.bin/qwen";
+/// Qwen Code (`agents` block), run with the node 22 it needs by the wrapper `.ci/real-parts` writes.
+pub const QWEN_CODE: &str = "agents/qwen";
 /// Cline's command line (`agents` block).
 pub const CLINE: &str = "agents/node_modules/.bin/cline";
 /// GitHub Copilot CLI (`agents` block).
