@@ -131,19 +131,12 @@ fn stats_by_format_names_every_agent_as_people_say_it() {
 /// as a person typing it would; without it the test cannot check anything, so it fails), in
 /// `home` with `env`: what the terminal showed, the announcements and the stats.
 fn stats_of_the_usual_places(home: &std::path::Path, env: &[(&str, &std::path::Path)]) -> String {
-    let command = format!(
-        "{} stats --by format --format json",
-        env!("CARGO_BIN_EXE_reasons")
-    );
-    let output = std::process::Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .env("HOME", home)
-        .envs(env.iter().copied())
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("REASONS_LOG")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("`script` (util-linux), to give the command a terminal");
+    let output =
+        crate::util::reasons_on_a_terminal(&["stats", "--by", "format", "--format", "json"])
+            .env("HOME", home)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
     String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n")
 }
 
@@ -178,12 +171,6 @@ fn with_no_path_the_cline_sessions_are_read_from_cline_data_dir() {
 /// samples copied where each agent writes its own.
 #[test]
 fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() {
-    // `script` gives the command a terminal for stdin, as a person typing it would. Without
-    // it this test cannot check anything, so it fails rather than pass unseen.
-    std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .expect("`script` (util-linux), to give the command a terminal");
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
     let places = [

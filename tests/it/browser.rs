@@ -33,7 +33,7 @@ struct Opened {
 fn open_headless(url: &str, extra: &[&str]) -> Opened {
     let chromium = chromium();
     let profile = tempfile::tempdir().unwrap();
-    let output = Command::new("timeout")
+    let output = crate::util::environment::clear(&mut Command::new("timeout"))
         .arg("600")
         .arg(chromium)
         .args([
@@ -382,12 +382,14 @@ mod seen {
         let plan_file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(plan_file.path(), plan.to_string()).unwrap();
         let mut command = Command::new("sh");
-        command.arg("-c").arg(format!(
-            "exec '{}' '{}' < '{}'",
-            python.display(),
-            root().join("tests/it/python/visible_calls.py").display(),
-            plan_file.path().display()
-        ));
+        crate::util::environment::clear(&mut command)
+            .arg("-c")
+            .arg(format!(
+                "exec '{}' '{}' < '{}'",
+                python.display(),
+                root().join("tests/it/python/visible_calls.py").display(),
+                plan_file.path().display()
+            ));
         let output = run_bounded(command);
         assert!(
             output.status.success(),

@@ -1,13 +1,14 @@
 //! `reasons extract` through the real binary.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::util::{
-    append_lines, arg, claude_call, lines_of, log_file, reasons, records, run, run_with_stdin,
+    append_lines, arg, claude_call, lines_of, log_file, reasons, reasons_on_a_terminal, records,
+    run, run_with_stdin,
 };
 
 /// A session with one call of each audited status.
@@ -427,23 +428,13 @@ fn invalid_utf8_and_a_truncated_last_line_are_warned_about_by_line() {
 
 #[test]
 fn with_no_path_and_a_terminal_the_local_agent_logs_are_read_and_announced() {
-    // `script` gives the command a terminal for stdin, as a person typing it would. Without
-    // it this test cannot check anything, so it fails rather than pass unseen.
-    Command::new("script")
-        .arg("--version")
-        .output()
-        .expect("`script` (util-linux), to give the command a terminal");
     let home = tempfile::tempdir().unwrap();
     let project = home.path().join(".claude/projects/demo");
     std::fs::create_dir_all(&project).unwrap();
     let line = claude_call("s", "t1", "Bash", json!({"command": "ls"}));
     std::fs::write(project.join("session.jsonl"), line + "\n").unwrap();
-    let command = format!("{} extract --format jsonl", env!("CARGO_BIN_EXE_reasons"));
-    let output = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
+    let output = reasons_on_a_terminal(&["extract", "--format", "jsonl"])
         .env("HOME", home.path())
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
@@ -461,10 +452,6 @@ fn with_no_path_and_a_terminal_the_local_agent_logs_are_read_and_announced() {
 /// them there, where `hook install` puts the hook, and not in `~/.claude`.
 #[test]
 fn with_no_path_the_claude_logs_are_read_from_claude_config_dir() {
-    Command::new("script")
-        .arg("--version")
-        .output()
-        .expect("`script` (util-linux), to give the command a terminal");
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("elsewhere");
     for (folder, id) in [
@@ -475,12 +462,9 @@ fn with_no_path_the_claude_logs_are_read_from_claude_config_dir() {
         let line = claude_call("s", id, "Bash", json!({"command": "ls"}));
         std::fs::write(folder.join("session.jsonl"), line + "\n").unwrap();
     }
-    let command = format!("{} extract --format jsonl", env!("CARGO_BIN_EXE_reasons"));
-    let output = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
+    let output = reasons_on_a_terminal(&["extract", "--format", "jsonl"])
         .env("HOME", home.path())
         .env("CLAUDE_CONFIG_DIR", &config)
-        .stdin(Stdio::null())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);

@@ -73,6 +73,25 @@ fn a_plain_answer_loses_the_reason_that_goes_to_the_log() {
         .contains(&format!("Bash: {REASON}\n")));
 }
 
+/// With no log named, the gateway keeps reasons in its default log under `$HOME/.local/state`:
+/// the HOME of its own every command a test starts has, never the developer's (nor the log a
+/// developer's `REASONS_LOG` or `XDG_STATE_HOME` names; `tests/it/isolation.rs` runs this test
+/// with those set).
+#[test]
+fn a_gateway_with_no_log_named_keeps_reasons_in_its_own_homes_state_folder() {
+    let upstream = Upstream::messages(bash_model);
+    let gateway = Gateway::start_with_default_log(&upstream.url());
+    assert!(
+        gateway.log.starts_with(crate::util::environment::homes())
+            && gateway.log.ends_with(".local/state/reasons/reasons.jsonl"),
+        "{}",
+        gateway.startup
+    );
+    let reply = gateway.post("/v1/messages", &messages_request(&[bash_tool()], false));
+    assert_eq!(reply.status, 200);
+    assert_logged(&gateway, "toolu_01", "find . -name '*.yml'");
+}
+
 #[test]
 fn without_v_the_gateway_writes_nothing_after_its_startup_line() {
     let upstream = Upstream::messages(bash_model);

@@ -1,11 +1,11 @@
 //! The audit commands joined with reasons logs: calls recorded without their reason (the
 //! gateway took it off before the agent saw the call) take the reason logged under their id.
 
-use std::process::{Command, Stdio};
-
 use serde_json::json;
 
-use crate::util::{arg, claude_call, logged_line, records, run, run_with_stdin};
+use crate::util::{
+    arg, claude_call, logged_line, reasons_on_a_terminal, records, run, run_with_stdin,
+};
 
 /// A transcript of four calls, none carrying a reason, and a reasons log for three of them.
 fn session() -> (tempfile::TempDir, String, String) {
@@ -194,14 +194,11 @@ fn reading_the_local_folders_joins_the_default_reasons_log() {
     let state = dir.path().join("state");
     std::fs::create_dir_all(state.join("reasons")).unwrap();
     std::fs::copy(&log, state.join("reasons/reasons.jsonl")).unwrap();
-    let command = format!("{} extract --format jsonl", env!("CARGO_BIN_EXE_reasons"));
-    let output = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
+    let output = reasons_on_a_terminal(&["extract", "--format", "jsonl"])
         .env("HOME", &home)
         .env("XDG_STATE_HOME", &state)
-        .stdin(Stdio::null())
         .output()
-        .expect("`script` (util-linux) runs: it gives the command a terminal");
+        .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(
         text.contains(&format!(

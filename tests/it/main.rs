@@ -14,6 +14,7 @@ mod gateway_openai;
 mod history;
 mod hostile;
 mod inputs;
+mod isolation;
 mod joined;
 mod man;
 mod otlp;

@@ -40,7 +40,7 @@ impl Phoenix {
         let python = part("phoenix-venv/bin/python");
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
-        let child = Command::new(python)
+        let child = crate::util::environment::clear(&mut Command::new(python))
             .args(["-m", "phoenix.server.main", "serve"])
             .env("PHOENIX_HOST", "127.0.0.1")
             .env("PHOENIX_PORT", port.to_string())

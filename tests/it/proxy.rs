@@ -46,7 +46,7 @@ impl Session {
     /// The fixture on its own, for comparison.
     fn direct(fixture_args: &[&str]) -> Session {
         let mut command = Command::new(mcp_fixture());
-        command.args(fixture_args);
+        crate::util::environment::clear(&mut command).args(fixture_args);
         Session::start(command)
     }
 

@@ -5,9 +5,10 @@
 //!
 //! On this 2-core machine a turn costs about one second per 30 prompt tokens, so the agent is
 //! given a prompt it can afford: Qwen Code's `--bare` (no memory, no context files, no output
-//! language rule, three core tools), with its file tools left out and a one-line system prompt
-//! of its own (`--system-prompt`). What remains is its shell tool as it declares it (about 1,700
-//! tokens with the gateway's `reason`), prefilled once and then read from llama.cpp's cache.
+//! language rule, its core tools), with its file tools and its Goal tools (`get_goal`,
+//! `update_goal`, new in 0.24) left out and a one-line system prompt of its own
+//! (`--system-prompt`). What remains is its shell tool as it declares it (about 1,800 tokens with
+//! the gateway's `reason`), prefilled once and then read from llama.cpp's cache.
 //!
 //! The one help the model gets is in the test's relay, never in the gateway: the assistant's
 //! turn after the user's message is begun with Qwen's `<tool_call>` tag, without which the 0.5B
@@ -82,7 +83,7 @@ fn real_qwen_code_with_a_real_model_runs_its_shell_call_and_watch_shows_the_reas
         "qwen2.5-coder-0.5b-instruct",
         "--bare",
         "--exclude-tools",
-        "read_file,edit",
+        "read_file,edit,get_goal,update_goal",
         "--system-prompt",
         SYSTEM_PROMPT,
         "--yolo",

@@ -10,7 +10,7 @@
 //! (never passes by skipping) when a part is missing.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ use crate::util::real_parts::{
 };
 use crate::util::sandbox::Sandbox;
 use crate::util::upstream::{Answer, Received, Upstream};
-use crate::util::{arg, extract_records_and_warnings, read_reasons_log};
+use crate::util::{arg, extract_records_and_warnings, read_reasons_log, reasons_on_a_terminal};
 
 const CALL_ID: &str = "call_reasons_1";
 const REASON: &str = "Write a marker to check that the shell works";
@@ -311,11 +311,9 @@ pub(crate) const SHARED_MARKER: &str = MARKER;
 /// `reasons extract --format jsonl` with no PATH and a terminal on stdin (through `script`), in
 /// the sandbox's HOME and XDG folders: the records, and the folders it announced reading.
 fn discover(sandbox: &Sandbox) -> (Vec<Value>, Vec<PathBuf>) {
-    let command = format!("{} extract --format jsonl", env!("CARGO_BIN_EXE_reasons"));
-    let mut script = Command::new("script");
-    script.args(["-qec", &command, "/dev/null"]);
+    let mut script = reasons_on_a_terminal(&["extract", "--format", "jsonl"]);
     sandbox.apply(&mut script);
-    script.env("NO_COLOR", "1").stdin(Stdio::null());
+    script.env("NO_COLOR", "1");
     let output = run_bounded_within(script, Duration::from_secs(60));
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}\n{text}", output.status);

@@ -7,7 +7,7 @@
 //! asked anyway, so the reason is inside the dialog the person answers, and no call that ran
 //! without a dialog gets one; a headless run behaves as without the hook.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -21,9 +21,9 @@ use crate::util::real_parts::{
     part, CLAUDE_CODE, COPILOT, COPILOT_CACHE, GEMINI_CLI, MCP_SERVER_EVERYTHING,
 };
 use crate::util::sandbox::Sandbox;
-use crate::util::tmux::{keep_screen, quoted, Tmux};
+use crate::util::tmux::{keep_screen, Tmux};
 use crate::util::upstream::Upstream;
-use crate::util::{arg, install_hook};
+use crate::util::{arg, install_hook, quoted};
 
 /// How long an agent may take to start and reach its dialog on a loaded machine.
 const STARTUP: Duration = Duration::from_secs(90);
@@ -31,30 +31,6 @@ const STARTUP: Duration = Duration::from_secs(90);
 /// What Claude Code's dialog says when a hook asks, and when it asks of its own.
 const HOOK_ASKS: &str = "requires confirmation";
 const PROCEED: &str = "Do you want to proceed?";
-
-/// A shell script that starts `program` with `args` in the sandbox's working folder, with only
-/// the sandbox's environment and `env`: what tmux runs.
-fn script(sandbox: &Sandbox, env: &[(&str, String)], program: &Path, args: &[&str]) -> PathBuf {
-    let mut line = format!("cd {} && exec env -i", quoted(sandbox.path("work")));
-    let sandbox_env = sandbox.env();
-    let env = sandbox_env
-        .iter()
-        .map(|(name, value)| (*name, value.to_string_lossy().into_owned()))
-        .chain(env.iter().map(|(name, value)| (*name, value.clone())))
-        .chain([("TERM", "xterm-256color".to_owned())]);
-    for (name, value) in env {
-        line.push_str(&format!(" {name}={}", quoted(value)));
-    }
-    line.push(' ');
-    line.push_str(&quoted(program));
-    for arg in args {
-        line.push(' ');
-        line.push_str(&quoted(arg));
-    }
-    let path = sandbox.path("run.sh");
-    std::fs::write(&path, format!("{line}\n")).unwrap();
-    path
-}
 
 /// An interactive Claude Code session in tmux, started with `prompt` and `args`.
 struct ClaudeCodeInTmux {
@@ -98,7 +74,7 @@ impl ClaudeCodeInTmux {
         ];
         let mut all_args = args.to_vec();
         all_args.push(prompt);
-        let script = script(&sandbox, &env, &part(CLAUDE_CODE), &all_args);
+        let script = sandbox.script(&env, &part(CLAUDE_CODE), &all_args);
         let tmux = Tmux::start(&format!("bash {}", quoted(script)), 110, 36);
         ClaudeCodeInTmux { sandbox, tmux }
     }
@@ -409,8 +385,7 @@ fn copilot_setup() -> (Sandbox, Upstream, Gateway) {
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts (Copilot CLI, tmux)"]
 fn real_copilot_cli_shows_the_reason_inside_its_dialog() {
     let (sandbox, _upstream, gateway) = copilot_setup();
-    let script = script(
-        &sandbox,
+    let script = sandbox.script(
         &copilot_env(&gateway),
         &part(COPILOT),
         &["-i", "Clean the build folder"],
@@ -522,7 +497,7 @@ fn gemini_in_tmux(args: &[&str]) -> (Sandbox, Tmux, Upstream, Gateway) {
     let mut all_args = vec!["-m", "gemini-2.5-flash"];
     all_args.extend_from_slice(args);
     all_args.extend(["-i", "Make the build folder"]);
-    let script = script(&sandbox, &env, &part(GEMINI_CLI), &all_args);
+    let script = sandbox.script(&env, &part(GEMINI_CLI), &all_args);
     let tmux = Tmux::start(&format!("bash {}", quoted(script)), 120, 40);
     (sandbox, tmux, upstream, gateway)
 }

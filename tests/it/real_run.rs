@@ -27,9 +27,9 @@ use crate::util::real_parts::{
     QWEN_CODE,
 };
 use crate::util::sandbox::Sandbox;
-use crate::util::tmux::{keep_screen, quoted, Tmux};
+use crate::util::tmux::{keep_screen, Tmux};
 use crate::util::upstream::{declares_tools, Answer, Received, Upstream};
-use crate::util::{arg, read_reasons_log};
+use crate::util::{arg, quoted, read_reasons_log};
 
 /// How long one run may take (Kilo took 145 s on a loaded machine).
 const LIMIT: Duration = Duration::from_secs(300);
@@ -639,47 +639,26 @@ fn real_claude_code_interactive_through_reasons_run_shows_the_reason_and_ends_wi
         home.join(".claude/settings.json"),
         r#"{"cleanupPeriodDays": 30}"#.to_owned(),
     )]);
-    let mut variables = vec![
-        ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
-        ("HOME".to_owned(), home.to_string_lossy().into_owned()),
-        ("TERM".to_owned(), "xterm-256color".to_owned()),
-        ("LANG".to_owned(), "C.UTF-8".to_owned()),
-        ("ANTHROPIC_BASE_URL".to_owned(), upstream.url()),
-        ("ANTHROPIC_API_KEY".to_owned(), API_KEY.to_owned()),
-        (
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_owned(),
-            "1".to_owned(),
-        ),
+    let env = [
+        ("ANTHROPIC_BASE_URL", upstream.url()),
+        ("ANTHROPIC_API_KEY", API_KEY.to_owned()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
     ];
-    for (name, folder) in [
-        ("XDG_DATA_HOME", "data"),
-        ("XDG_CONFIG_HOME", "config"),
-        ("XDG_STATE_HOME", "state"),
-        ("XDG_CACHE_HOME", "cache"),
-        ("XDG_RUNTIME_DIR", "runtime"),
-    ] {
-        variables.push((
-            name.to_owned(),
-            sandbox.path(folder).to_string_lossy().into_owned(),
-        ));
-    }
-    let assignments: Vec<String> = variables
-        .iter()
-        .map(|(name, value)| format!("{name}={}", quoted(value)))
-        .collect();
-    let script = sandbox.path("run.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "cd {}\nenv -i {} {} run claude --program {} -- --permission-mode default {}\necho \"exit status $?\"\n",
-            quoted(&work),
-            assignments.join(" "),
-            quoted(env!("CARGO_BIN_EXE_reasons")),
-            quoted(part(CLAUDE_CODE)),
-            quoted("Create the marker in the shell"),
-        ),
-    )
-    .unwrap();
+    let claude = part(CLAUDE_CODE);
+    let script = sandbox.script(
+        &env,
+        Path::new(env!("CARGO_BIN_EXE_reasons")),
+        &[
+            "run",
+            "claude",
+            "--program",
+            arg(&claude),
+            "--",
+            "--permission-mode",
+            "default",
+            "Create the marker in the shell",
+        ],
+    );
     let (width, height) = TERMINAL;
     let tmux = Tmux::start(&format!("bash {}", quoted(&script)), width, height);
 
@@ -792,20 +771,22 @@ fn real_codex_interactive_through_reasons_run_asks_to_trust_the_hook_which_then_
         ),
     )
     .unwrap();
-    let script = sandbox.path("run.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "cd {}\nexport HOME={} XDG_STATE_HOME={} OPENAI_BASE_URL={}/v1 OPENAI_API_KEY=sk-x TERM=xterm-256color\n{} run codex --program {} -- 'Print the marker in the shell'\necho \"exit status $?\"\n",
-            quoted(&work),
-            quoted(&home),
-            quoted(sandbox.path("state")),
-            upstream.url(),
-            quoted(env!("CARGO_BIN_EXE_reasons")),
-            quoted(part(CODEX)),
-        ),
-    )
-    .unwrap();
+    let env = [
+        ("OPENAI_BASE_URL", format!("{}/v1", upstream.url())),
+        ("OPENAI_API_KEY", "sk-x".to_owned()),
+    ];
+    let script = sandbox.script(
+        &env,
+        Path::new(env!("CARGO_BIN_EXE_reasons")),
+        &[
+            "run",
+            "codex",
+            "--program",
+            arg(&part(CODEX)),
+            "--",
+            "Print the marker in the shell",
+        ],
+    );
     let (width, height) = TERMINAL;
     let tmux = Tmux::start(&format!("bash {}", quoted(&script)), width, height);
     // Codex's own review of a hook it has not trusted yet: the person trusts it ("Trust all

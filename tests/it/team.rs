@@ -272,7 +272,7 @@ impl Redis {
 
     /// Starts it (again) on its port, and waits until it answers.
     fn restart(&mut self) {
-        let child = Command::new(REDIS_SERVER)
+        let child = crate::util::environment::clear(&mut Command::new(REDIS_SERVER))
             .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
             .args(["--save", "", "--appendonly", "no", "--dir"])
             .arg(self._dir.path())

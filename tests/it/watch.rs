@@ -437,8 +437,6 @@ fn install(args: &[&str], home: &Path) -> crate::util::Run {
         .args(args)
         .env("HOME", home)
         .env("CODEX_HOME", home.join("codex-home"))
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("COPILOT_HOME")
         .output()
         .unwrap()
         .into()

@@ -62,12 +62,31 @@ impl Gateway {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Gateway {
+        let args = [upstreams, &["--reasons-log", arg(log)], extra].concat();
+        let mut gateway = Gateway::spawn(&args, env);
+        gateway.log = log.to_owned();
+        gateway
+    }
+
+    /// A gateway in front of `upstream` with no reasons log named: it keeps them in its default
+    /// log, in the HOME of its own that every command a test starts has (`log` is where it said).
+    pub fn start_with_default_log(upstream: &str) -> Gateway {
+        let mut gateway = Gateway::spawn(&["--upstream", upstream], &[]);
+        let (_, log) = gateway
+            .startup
+            .trim_end()
+            .rsplit_once(", reasons to ")
+            .expect("the startup line names the reasons log");
+        gateway.log = PathBuf::from(log);
+        gateway
+    }
+
+    /// `reasons gateway ARGS` on a port it picks, once it listens.
+    fn spawn(args: &[&str], env: &[(&str, &str)]) -> Gateway {
         let mut child = reasons()
             .envs(env.iter().copied())
             .args(["gateway", "--listen", "127.0.0.1:0"])
-            .args(upstreams)
-            .args(["--reasons-log", arg(log)])
-            .args(extra)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -103,7 +122,7 @@ impl Gateway {
             child,
             address,
             startup,
-            log: log.to_owned(),
+            log: PathBuf::new(),
             stderr: collected,
             _dir: None,
         }

@@ -54,12 +54,10 @@ impl LlamaServer {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut command = Command::new(part(LLAMA_PYTHON));
-        command
+        crate::util::environment::clear(&mut command)
             .arg(root().join("tests/it/python/llama_server.py"))
             .arg(model)
             .args([CONTEXT.to_string(), THREADS.to_string()])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .process_group(0)
             // The server serves until this pipe closes: it never outlives the test.
             .stdin(Stdio::piped())

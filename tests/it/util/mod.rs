@@ -1,9 +1,11 @@
 //! The integration tests' scaffolding, in one place (as ripgrep's `tests/util.rs`): a test file
 //! imports from here and never from another test file, so that each job is written once.
 //!
-//! - here: running the real `reasons` executable with the environment cleared of what changes its
-//!   behaviour ([`reasons`], [`run`], [`Run`]), the records of `--format jsonl`
+//! - here: running the real `reasons` executable ([`reasons`], [`run`], [`Run`], and on a
+//!   terminal of its own: [`reasons_on_a_terminal`]), the records of `--format jsonl`
 //!   ([`records`], [`extract_records`]), reasons logs, small log files, and waiting for files;
+//! - [`environment`]: the one environment every program a test starts runs in, this machine's
+//!   cleared (no agent's home, `XDG_*` folder, reasons log or collector of the developer's);
 //! - [`upstream`]: the scripted model API on loopback, and a small HTTP client;
 //! - [`gemini_model`]: a scripted Gemini API model that makes one shell call;
 //! - [`gateway`]: a running `reasons gateway` in front of it;
@@ -32,6 +34,7 @@ pub mod chat_model;
 pub mod claude_code;
 #[cfg(unix)]
 pub mod cline;
+pub mod environment;
 pub mod gateway;
 pub mod gemini_model;
 #[cfg(unix)]
@@ -79,16 +82,35 @@ pub fn mcp_fixture() -> PathBuf {
     path
 }
 
-/// A `reasons` command ready to run.
+/// A `reasons` command ready to run, in the [`environment`] of its own every program a test
+/// starts has (an empty HOME, no variable of this machine's but `PATH`) and without colour: what
+/// else it sees (a HOME, an agent's home, `REASONS_LOG`, `COLUMNS`) its test names.
 pub fn reasons() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reasons"));
-    command
-        .env_remove("REASONS_BLESS")
-        // No test sends spans unless it names a collector itself.
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .env_remove("COLUMNS")
+    environment::clear(&mut command)
         .env("NO_COLOR", "1")
         .current_dir(root());
+    command
+}
+
+/// `reasons ARGS` with a terminal for its standard input, as a person typing it has: run by
+/// `script` (util-linux), in the same cleared [`environment`] as [`reasons`]. Fails when there
+/// is no `script` rather than let a test pass unseen.
+pub fn reasons_on_a_terminal(args: &[&str]) -> Command {
+    Command::new("script")
+        .arg("--version")
+        .output()
+        .expect("`script` (util-linux), to give the command a terminal");
+    let mut line = quoted(env!("CARGO_BIN_EXE_reasons"));
+    for word in args {
+        line.push(' ');
+        line.push_str(&quoted(word));
+    }
+    let mut command = Command::new("script");
+    command.args(["-qec", &line, "/dev/null"]);
+    environment::clear(&mut command)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
     command
 }
 
@@ -144,6 +166,12 @@ pub fn run(args: &[&str]) -> Run {
 /// A path as the `&str` the command line takes.
 pub fn arg(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")
+}
+
+/// A word as a POSIX shell reads it back.
+pub fn quoted(word: impl AsRef<Path>) -> String {
+    let word = word.as_ref().to_string_lossy();
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 /// One Claude Code transcript line holding one `tool_use` call.
@@ -243,10 +271,7 @@ pub fn installed_binary() -> PathBuf {
 #[track_caller]
 pub fn install_hook(agent: &str, env: &[(&str, &Path)], log: &Path) {
     let mut command = reasons();
-    command
-        .args(["hook", "install", agent, "--reasons-log", arg(log)])
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME");
+    command.args(["hook", "install", agent, "--reasons-log", arg(log)]);
     for (name, value) in env {
         command.env(name, value);
     }

@@ -23,8 +23,8 @@ pub const MCP_SERVER_EVERYTHING: &str =
 pub const OPENCODE: &str = "agents/node_modules/.bin/opencode";
 /// Kilo, OpenCode's fork (`agents` block).
 pub const KILO: &str = "agents/node_modules/.bin/kilo";
-/// Qwen Code (`agents` block).
-pub const QWEN_CODE: &str = "agents/node_modules/.bin/qwen";
+/// Qwen Code (`agents` block), run with the node 22 it needs by the wrapper `.ci/real-parts` writes.
+pub const QWEN_CODE: &str = "agents/qwen";
 /// Cline's command line (`agents` block).
 pub const CLINE: &str = "agents/node_modules/.bin/cline";
 /// GitHub Copilot CLI (`agents` block).
@@ -75,9 +75,9 @@ pub fn chromium() -> &'static Path {
 }
 
 /// Runs one of the Python scripts in `tests/it/python` with the SDKs' venv, and parses the JSON
-/// it prints. Nothing of this machine's environment but `PATH` reaches it (no `ANTHROPIC_*`,
-/// `OPENAI_*`, `GEMINI_*` or `GOOGLE_*` settings, no HTTP proxies): the scripts name everything
-/// they need.
+/// it prints. In the cleared [`crate::util::environment`]: nothing of this machine's but `PATH`
+/// reaches it (no `ANTHROPIC_*`, `OPENAI_*`, `GEMINI_*` or `GOOGLE_*` settings, no HTTP
+/// proxies), the scripts name everything they need.
 #[cfg(unix)]
 #[track_caller]
 pub fn python_script(script: &str, args: &[&str]) -> serde_json::Value {
@@ -93,11 +93,9 @@ pub fn python_script_within(
     limit: std::time::Duration,
 ) -> serde_json::Value {
     let mut command = std::process::Command::new(part(PYTHON));
-    command
+    crate::util::environment::clear(&mut command)
         .arg(root().join("tests/it/python").join(script))
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        .args(args);
     let output = crate::util::bounded::run_bounded_within(command, limit);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{script} failed: {stderr}");

@@ -1,8 +1,10 @@
 //! A temporary `HOME` for one agent run, with every `XDG_*` folder and the working folder
 //! beside it: what a real agent reads and writes stays in the test's own directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::util::{environment, quoted};
 
 /// `HOME`, every `XDG_*` folder and the working folder of one run, all in one temporary
 /// directory: nothing of this machine's own setup reaches the agent, and its logs are found
@@ -34,25 +36,49 @@ impl Sandbox {
         self.dir.path().join(folder)
     }
 
-    /// The environment of a run: only `PATH` (for node, bash and the agent's own helpers) of
-    /// this machine's, the rest in the sandbox.
+    /// The environment of a run: the cleared [`environment`] every program a test starts has,
+    /// with the sandbox's HOME, its `XDG_*` folders and a shell.
     pub fn apply(&self, command: &mut Command) {
         command.env_clear().envs(self.env());
     }
 
     /// That environment, as names and values (for a run started by a shell, as in tmux).
     pub fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
-        vec![
-            ("PATH", std::env::var_os("PATH").unwrap_or_default()),
-            ("HOME", self.path("home").into()),
+        let mut env = environment::base(&self.path("home"));
+        env.extend([
             ("XDG_DATA_HOME", self.path("data").into()),
             ("XDG_CONFIG_HOME", self.path("config").into()),
             ("XDG_STATE_HOME", self.path("state").into()),
             ("XDG_CACHE_HOME", self.path("cache").into()),
             ("XDG_RUNTIME_DIR", self.path("runtime").into()),
             ("SHELL", "/bin/bash".into()),
-            ("LANG", "C.UTF-8".into()),
-        ]
+        ]);
+        env
+    }
+
+    /// A shell script that runs `program` with `args` in the working folder with this sandbox's
+    /// environment, `env` and a terminal's `TERM` only, then says its exit status (`exit status
+    /// N`): what tmux runs, whose own environment is not the agent's.
+    pub fn script(&self, env: &[(&str, String)], program: &Path, args: &[&str]) -> PathBuf {
+        let mut line = format!("cd {} && env -i", quoted(self.path("work")));
+        let env = self
+            .env()
+            .into_iter()
+            .map(|(name, value)| (name, value.to_string_lossy().into_owned()))
+            .chain(env.iter().map(|(name, value)| (*name, value.clone())))
+            .chain([("TERM", "xterm-256color".to_owned())]);
+        for (name, value) in env {
+            line.push_str(&format!(" {name}={}", quoted(value)));
+        }
+        line.push(' ');
+        line.push_str(&quoted(program));
+        for arg in args {
+            line.push(' ');
+            line.push_str(&quoted(arg));
+        }
+        let path = self.path("run.sh");
+        std::fs::write(&path, format!("{line}\necho \"exit status $?\"\n")).unwrap();
+        path
     }
 
     /// The reasons log the gateway and the discovery use here by default.

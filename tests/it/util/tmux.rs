@@ -2,21 +2,31 @@
 //! `capture-pane`: what a person at a terminal sees, for `reasons watch` and for the agents'
 //! approval dialogs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+use crate::util::environment;
 
 /// A tmux server with one session running a command; killed when dropped.
 pub struct Tmux {
     socket: PathBuf,
+    /// The HOME of the server and of what runs in its window.
+    home: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Tmux {
-    /// `command` (a shell command line) in a `width`×`height` window.
+    /// `command` (a shell command line) in a `width`×`height` window. The server, and so every
+    /// program in its window, starts in the cleared [`environment`] of every test's program:
+    /// what `command` needs beyond it, it sets itself.
     pub fn start(command: &str, width: u16, height: u16) -> Tmux {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("tmux.sock");
-        let tmux = Tmux { socket, _dir: dir };
+        let tmux = Tmux {
+            socket,
+            home: environment::fresh_home(),
+            _dir: dir,
+        };
         let (width, height) = (width.to_string(), height.to_string());
         tmux.run(&[
             "-f",
@@ -35,11 +45,9 @@ impl Tmux {
 
     #[track_caller]
     pub fn run(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
+        let output = self
+            .tmux()
             .args(args)
-            .env_remove("TMUX")
             .output()
             .expect("tmux runs (Debian's tmux, installed by .ci/real-parts)");
         assert!(
@@ -48,6 +56,15 @@ impl Tmux {
             String::from_utf8_lossy(&output.stderr)
         );
         String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// A tmux client of this server, in the cleared [`environment`] with the server's HOME.
+    fn tmux(&self) -> std::process::Command {
+        let mut tmux = std::process::Command::new("tmux");
+        environment::clear_in(&mut tmux, &self.home)
+            .arg("-S")
+            .arg(&self.socket);
+        tmux
     }
 
     /// The screen's text.
@@ -97,11 +114,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .output();
+        let _ = self.tmux().arg("kill-server").output();
     }
 }
 
@@ -112,10 +125,4 @@ pub fn keep_screen(name: &str, screen: &str) -> PathBuf {
     let path = dir.join(format!("{name}.txt"));
     std::fs::write(&path, screen).unwrap();
     path
-}
-
-/// A word as a POSIX shell reads it back.
-pub fn quoted(word: impl AsRef<Path>) -> String {
-    let word = word.as_ref().to_string_lossy();
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
