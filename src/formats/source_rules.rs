@@ -158,18 +158,15 @@ impl<'a> Rules<'a> {
                 return Ok(());
             }
         }
-        // An outer record says more than the log's header: a Claude Code line appended to a
-        // Droid session is still Claude Code's.
+        // The shape the call is in, as its outer record says or else its own; the agent the
+        // log named relabels only that agent's shape: a Claude Code line appended to a Droid
+        // session is still Claude Code's.
+        let shape = container.unwrap_or(found.format);
         let named = self
             .agent
-            .filter(|named| named.writes == found.format)
+            .filter(|named| named.writes == shape)
             .map(|named| named.agent);
-        let format = self
-            .options
-            .format
-            .or(container)
-            .or(named)
-            .unwrap_or(found.format);
+        let format = self.options.format.or(named).unwrap_or(shape);
         // Most logs record no catalogue: then no call is declared, and none needs a lookup.
         let declared = !self.declared.is_empty() && self.declared.get(&found.tool) == Some(&true);
         let (status, reason) = if found.freeform {

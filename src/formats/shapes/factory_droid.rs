@@ -5,20 +5,37 @@
 //! labelled `factory-droid` after the first line said whose they are.
 
 use super::anthropic;
-use super::descriptor::Shape;
-use crate::formats::event_walk::{str_at, Visit, Walker};
+use super::descriptor::{Outer, Shape};
+use crate::formats::event_walk::{str_at, Looks, Visit, Walker};
 use crate::json::Object;
 use crate::record::Format;
 
-pub(crate) const SHAPE: Shape = Shape::visiting(
-    Format::FactoryDroid,
-    visit,
-    &[anthropic::TOKENS, &["\"session_start\""]],
-);
+pub(crate) const SHAPE: Shape = Shape {
+    format: Format::FactoryDroid,
+    // Only its first line is its own: the other formats' events never pay for its look.
+    visit: None,
+    tokens: &[anthropic::TOKENS, &["\"session_start\""]],
+    stream_tokens: &[],
+    container: Some(is_session_start),
+    holds: Some(SESSION_START),
+    line_start: None,
+    flush: None,
+};
+
+const SESSION_START: Looks = Looks {
+    shapes: &[visit],
+    catalogues: false,
+    sessions: Looks::SESSIONS,
+    times: Looks::TIMES,
+};
+
+fn is_session_start(outer: &Outer<'_>) -> bool {
+    outer.kind() == Some("session_start")
+}
 
 fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
-    if key.is_some() || walk.kind().as_deref() != Some("session_start") {
-        return Visit::Pass;
+    if key.is_some() {
+        return Visit::Skip;
     }
     if let Some(session) = str_at(map, "id") {
         walk.session_meta(session.into_owned());

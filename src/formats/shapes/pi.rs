@@ -10,8 +10,8 @@
 //! `~/.openclaw/workspace`). Lines the prefilter skips say nothing: `--input-format openclaw`
 //! names a log that never says it.
 
-use super::descriptor::Shape;
-use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, Walker};
+use super::descriptor::{Outer, Shape};
+use crate::formats::event_walk::{id_at, str_at, str_is, Call, Looks, Visit, Walker};
 use crate::formats::fragments::Place;
 use crate::json::{Json, Object};
 use crate::record::Format;
@@ -19,7 +19,48 @@ use crate::record::Format;
 /// A `toolCall` block, and the header that names the session.
 pub(crate) const TOKENS: &[&[&str]] = &[&["\"toolCall\""], &["\"session\""]];
 
-pub(crate) const SHAPE: Shape = Shape::visiting(Format::Pi, visit, TOKENS);
+pub(crate) const SHAPE: Shape = Shape {
+    format: Format::Pi,
+    // Its look is only ever needed inside its own entries: other formats' events never pay
+    // for it.
+    visit: None,
+    tokens: TOKENS,
+    stream_tokens: &[],
+    container: Some(is_session_entry),
+    holds: Some(SESSION_ENTRY),
+    line_start: None,
+    flush: None,
+};
+
+const SESSION_ENTRY: Looks = Looks {
+    shapes: &[visit],
+    catalogues: false,
+    sessions: Looks::SESSIONS,
+    times: Looks::TIMES,
+};
+
+/// The header, an extension's entry, or a message holding a `toolCall` block: Factory Droid's
+/// messages have the same outer record, with Anthropic blocks in them.
+fn is_session_entry(outer: &Outer<'_>) -> bool {
+    match outer.kind() {
+        Some("session") => outer.map.contains_key("version"),
+        Some("custom" | "custom_message") => outer.map.contains_key("customType"),
+        Some("message") => outer
+            .map
+            .get("message")
+            .and_then(Json::as_object)
+            .and_then(|message| message.get("content"))
+            .and_then(Json::as_array)
+            .is_some_and(|mut blocks| {
+                blocks.any(|block| {
+                    block
+                        .as_object()
+                        .is_some_and(|block| str_is(block, "type", "toolCall"))
+                })
+            }),
+        _ => false,
+    }
+}
 
 fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_, 'p>) -> Visit {
     if key.is_none() {
