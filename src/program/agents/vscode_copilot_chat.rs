@@ -17,7 +17,10 @@ pub const AGENT: Agent = Agent {
         base: Base::Config,
         in_base: "Code/User",
     },
-    logs: &["workspaceStorage/*/chatSessions", "globalStorage/emptyWindowChatSessions"],
+    logs: &[
+        "workspaceStorage/*/chatSessions",
+        "globalStorage/emptyWindowChatSessions",
+    ],
     hook: None,
     run: None,
 };
