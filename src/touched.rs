@@ -71,10 +71,14 @@ pub enum View<'a> {
     Nothing,
 }
 
-const COMMAND_KEYS: [&str; 2] = ["command", "cmd"];
-const PATH_KEYS: [&str; 9] = [
+/// `CommandLine` is Antigravity's.
+const COMMAND_KEYS: [&str; 3] = ["command", "cmd", "CommandLine"];
+/// `target_file` is Grok CLI's, `AbsolutePath` Antigravity's.
+const PATH_KEYS: [&str; 11] = [
     "file_path",
     "filePath",
+    "target_file",
+    "AbsolutePath",
     "absolute_path",
     "notebook_path",
     "path",

@@ -82,19 +82,34 @@ pub(crate) struct Call {
 /// The session and timestamp in force while inside an object.
 type Context<'p> = (Option<Text<'p>>, Option<Json<'p>>);
 
-/// What one walk found: calls, catalogue entries and the session a Codex log names, in
-/// document order.
+/// What one walk found: calls, catalogue entries, the session a Codex log names and the agent
+/// a log says wrote it, in document order.
 #[derive(Debug)]
 pub(crate) struct Walked {
     pub(crate) found: Vec<Found>,
     pub(crate) catalogue: Declarations,
     pub(crate) session: Option<String>,
+    pub(crate) agent: Option<NamedAgent>,
 }
 
 impl Walked {
     pub(crate) fn is_empty(&self) -> bool {
-        self.found.is_empty() && self.catalogue.is_empty() && self.session.is_none()
+        self.found.is_empty()
+            && self.catalogue.is_empty()
+            && self.session.is_none()
+            && self.agent.is_none()
     }
+}
+
+/// The agent a log says wrote it (a header, an entry only that agent writes), for the calls
+/// after it that another shape finds: a Factory Droid session's `tool_use` blocks are
+/// Anthropic's, an OpenClaw session's `toolCall` blocks Pi's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NamedAgent {
+    /// The format its calls are labelled with.
+    pub(crate) agent: Format,
+    /// The format of the calls it relabels: the shape its log is written in.
+    pub(crate) writes: Format,
 }
 
 /// What walks reuse from one event to the next.
@@ -158,6 +173,7 @@ impl<'w, 'p> Walker<'w, 'p> {
                 found: Vec::new(),
                 catalogue: Vec::new(),
                 session: None,
+                agent: None,
             },
         }
     }
@@ -310,6 +326,11 @@ impl<'w, 'p> Walker<'w, 'p> {
     /// Notes the session a Codex log names once for all its events.
     pub(crate) fn session_meta(&mut self, session: String) {
         self.walked.session = Some(session);
+    }
+
+    /// Notes that the log says `agent` wrote it, in the shape whose calls are `writes`.
+    pub(crate) fn names_agent(&mut self, agent: Format, writes: Format) {
+        self.walked.agent = Some(NamedAgent { agent, writes });
     }
 
     /// Records a call found at the object being visited.

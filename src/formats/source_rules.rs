@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io;
 
 use super::audited_arguments::key_hasher;
-use super::event_walk::{Found, Walked};
+use super::event_walk::{Found, NamedAgent, Walked};
 use super::events::{Event, ReadSummary};
 use super::options::ReadOptions;
 use crate::record::Format;
@@ -39,6 +39,8 @@ pub(crate) struct Rules<'a> {
     declared: foldhash::HashMap<String, bool>,
     /// The session id a whole stream shares (Codex names it once, in `session_meta`).
     session: Option<String>,
+    /// The agent the stream says wrote it, from where it said so on.
+    agent: Option<NamedAgent>,
     /// Call ids a streamed response already delivered item by item.
     streamed_ids: HashSet<String>,
     /// The catalogue the last event that had one listed: request bodies repeat theirs.
@@ -62,6 +64,7 @@ impl<'a> Rules<'a> {
             options,
             declared: foldhash::HashMap::default(),
             session: None,
+            agent: None,
             streamed_ids: HashSet::new(),
             last_listing: Vec::new(),
             seen: HashSet::default(),
@@ -88,6 +91,9 @@ impl<'a> Rules<'a> {
             } => {
                 if let Some(session) = walked.session {
                     self.session = Some(session);
+                }
+                if let Some(agent) = walked.agent {
+                    self.agent = Some(agent);
                 }
                 // A request body lists its tools after the messages that call them: the event's
                 // catalogue applies to the whole event. The same listing again changes nothing.
@@ -152,7 +158,15 @@ impl<'a> Rules<'a> {
                 return Ok(());
             }
         }
-        let format = self.options.format.or(container).unwrap_or(found.format);
+        // The shape the call is in, as its outer record says or else its own; the agent the
+        // log named relabels only that agent's shape: a Claude Code line appended to a Droid
+        // session is still Claude Code's.
+        let shape = container.unwrap_or(found.format);
+        let named = self
+            .agent
+            .filter(|named| named.writes == shape)
+            .map(|named| named.agent);
+        let format = self.options.format.or(named).unwrap_or(shape);
         // Most logs record no catalogue: then no call is declared, and none needs a lookup.
         let declared = !self.declared.is_empty() && self.declared.get(&found.tool) == Some(&true);
         let (status, reason) = if found.freeform {

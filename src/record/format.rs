@@ -69,6 +69,22 @@ formats! {
     Crush = "crush",
     /// Goose sessions: its `sessions.db` store, and its JSONL sessions before 1.10.
     Goose = "goose",
+    /// VS Code GitHub Copilot Chat sessions (`workspaceStorage/<hash>/chatSessions/<id>.json`).
+    VscodeCopilotChat = "vscode-copilot-chat",
+    /// Kiro CLI session journals (`~/.kiro/sessions/cli/<id>.jsonl`).
+    KiroCli = "kiro-cli",
+    /// Pi coding agent sessions (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
+    Pi = "pi",
+    /// OpenClaw sessions (`~/.openclaw/agents/<agent>/sessions/<id>.jsonl`): Pi's format.
+    Openclaw = "openclaw",
+    /// Antigravity CLI transcripts (`~/.gemini/antigravity-cli/brain/<id>/…/transcript.jsonl`).
+    Antigravity = "antigravity",
+    /// Grok CLI session updates (`~/.grok/sessions/<cwd>/<id>/updates.jsonl`).
+    GrokCli = "grok-cli",
+    /// Hermes Agent sessions (`~/.hermes/sessions/session_*.json`) and exported message rows.
+    Hermes = "hermes",
+    /// Factory Droid sessions (`~/.factory/sessions/<cwd>/<id>.jsonl`).
+    FactoryDroid = "factory-droid",
 }
 
 impl std::fmt::Display for Format {

@@ -1,5 +1,5 @@
 //! The other agents' logs (OpenCode, Kilo, Copilot CLI, Qwen Code, Cline, Cursor, Crush,
-//! Goose), as the audit commands meet them: joined with a reasons log, found in their usual
+//! Goose, and those read since round 5), as the audit commands meet them: joined with a reasons log, found in their usual
 //! folders, and named by `stats --by format`.
 
 use std::collections::BTreeMap;
@@ -122,6 +122,14 @@ fn stats_by_format_names_every_agent_as_people_say_it() {
         "cursor",
         "crush",
         "goose",
+        "vscode-copilot-chat",
+        "kiro-cli",
+        "pi",
+        "openclaw",
+        "antigravity",
+        "grok-cli",
+        "hermes",
+        "factory-droid",
     ] {
         assert!(keys.contains(&name), "{name} not in {keys:?}");
     }
@@ -173,6 +181,7 @@ fn with_no_path_the_cline_sessions_are_read_from_cline_data_dir() {
 fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("data");
+    let config = home.path().join("config");
     let places = [
         (
             "samples/cline.messages.json",
@@ -205,6 +214,46 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
             "samples/goose-legacy.jsonl",
             data.join("goose/sessions/20261130_1.jsonl"),
         ),
+        (
+            "samples/vscode-copilot-chat.json",
+            config.join("Code/User/workspaceStorage/9f2c41/chatSessions/3b9e6c1d.json"),
+        ),
+        (
+            "samples/kiro-cli.jsonl",
+            home.path().join(".kiro/sessions/cli/7d1c0b9a.jsonl"),
+        ),
+        (
+            "samples/pi.jsonl",
+            home.path().join(
+                ".pi/agent/sessions/--home-dev-src-ledger--/2026-05-04T08-30-00-000Z_0199a3c2.jsonl",
+            ),
+        ),
+        (
+            "samples/openclaw.jsonl",
+            home.path()
+                .join(".openclaw/agents/main/sessions/5d0c7a91.jsonl"),
+        ),
+        (
+            "samples/antigravity.jsonl",
+            home.path().join(
+                ".gemini/antigravity-cli/brain/c0ffee/.system_generated/logs/transcript.jsonl",
+            ),
+        ),
+        (
+            "samples/grok-cli.updates.jsonl",
+            home.path()
+                .join(".grok/sessions/%2Fhome%2Fdev%2Fproj/019fd001/updates.jsonl"),
+        ),
+        (
+            "samples/hermes-session.json",
+            home.path()
+                .join(".hermes/sessions/session_20260806_091500_4f2a1c.json"),
+        ),
+        (
+            "samples/factory-droid.jsonl",
+            home.path()
+                .join(".factory/sessions/-home-dev-src-uploader/6f1e2d3c.jsonl"),
+        ),
     ];
     for (sample, place) in &places {
         std::fs::create_dir_all(place.parent().unwrap()).unwrap();
@@ -215,7 +264,10 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
         .unwrap()
         .execute_batch("CREATE TABLE entry (key TEXT, value TEXT);")
         .unwrap();
-    let text = stats_of_the_usual_places(home.path(), &[("XDG_DATA_HOME", &data)]);
+    let text = stats_of_the_usual_places(
+        home.path(),
+        &[("XDG_DATA_HOME", &data), ("XDG_CONFIG_HOME", &config)],
+    );
     for place in [
         home.path().join(".cline/data/sessions"),
         home.path().join(".copilot/session-state"),
@@ -226,6 +278,14 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
         data.join("opencode/storage"),
         data.join("kilo/kilo.db"),
         data.join("goose/sessions"),
+        config.join("Code/User/workspaceStorage/9f2c41/chatSessions"),
+        home.path().join(".kiro/sessions/cli"),
+        home.path().join(".pi/agent/sessions"),
+        home.path().join(".openclaw/agents/main/sessions"),
+        home.path().join(".gemini/antigravity-cli/brain"),
+        home.path().join(".grok/sessions"),
+        home.path().join(".hermes/sessions"),
+        home.path().join(".factory/sessions"),
     ] {
         assert!(
             text.contains(&format!("reasons: reading {}\n", place.display())),
@@ -257,6 +317,14 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
         ("opencode", 4),
         ("kilo", 1),
         ("goose", 3),
+        ("vscode-copilot-chat", 4),
+        ("kiro-cli", 3),
+        ("pi", 3),
+        ("openclaw", 2),
+        ("antigravity", 2),
+        ("grok-cli", 2),
+        ("hermes", 2),
+        ("factory-droid", 2),
     ]
     .into_iter()
     .collect();
@@ -313,4 +381,61 @@ fn a_copilot_event_log_cut_mid_line_warns_once_and_keeps_the_calls_before_it() {
         .map(|record| record["call_id"].clone())
         .collect();
     assert_eq!(ids, [json!("call_v1"), json!("call_b1")]);
+}
+
+/// The agents read since round 5 join a reasons log by the ids their logs give calls
+/// (Antigravity's calls have none).
+#[test]
+fn a_stripped_call_of_each_new_agent_takes_its_reason_from_the_log_by_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("reasons.jsonl");
+    let logged = [
+        ("vscode-copilot-chat", "read_file", "toolu_vs_02__vscode-2"),
+        ("kiro-cli", "fs_read", "tooluse_k2"),
+        ("pi", "read", "toolu_pi_02"),
+        ("grok-cli", "run_terminal_cmd", "call-7f3e-1"),
+        ("hermes", "read_file", "call_h2"),
+        ("factory-droid", "Read", "toolu_droid_02"),
+    ];
+    let reasons: Vec<(&str, &str, String)> = logged
+        .iter()
+        .map(|(format, tool, id)| (*tool, *id, format!("{format}'s reason.")))
+        .collect();
+    let reasons: Vec<(&str, &str, &str)> = reasons
+        .iter()
+        .map(|(tool, id, reason)| (*tool, *id, reason.as_str()))
+        .collect();
+    write_reasons_log(&log, &reasons);
+    let found = extract_records(&[
+        "--reasons-log",
+        arg(&log),
+        "samples/vscode-copilot-chat.json",
+        "samples/kiro-cli.jsonl",
+        "samples/pi.jsonl",
+        "samples/grok-cli.updates.jsonl",
+        "samples/hermes.jsonl",
+        "samples/factory-droid.jsonl",
+    ]);
+    let joined: Vec<(String, String, String)> = found
+        .iter()
+        .filter(|record| record["reason_from"] == "log")
+        .map(|record| {
+            (
+                record["format"].as_str().unwrap().to_owned(),
+                record["call_id"].as_str().unwrap().to_owned(),
+                record["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, String)> = logged
+        .iter()
+        .map(|(format, _, id)| {
+            (
+                (*format).to_owned(),
+                (*id).to_owned(),
+                format!("{format}'s reason."),
+            )
+        })
+        .collect();
+    assert_eq!(joined, expected);
 }

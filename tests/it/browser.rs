@@ -20,7 +20,7 @@ use serde_json::json;
 
 use crate::util::real_parts::chromium;
 use crate::util::report_page::{hostile_log, shown_calls, Shown, HOSTILE};
-use crate::util::{arg, claude_call, corpus, root, run};
+use crate::util::{arg, claude_call, corpora, root, run};
 
 /// What the browser wrote.
 struct Opened {
@@ -181,13 +181,14 @@ fn a_hostile_log_adds_no_element_and_runs_no_script_in_the_browser() {
 #[test]
 #[ignore = "needs chromium: .ci/run installs it"]
 fn the_page_of_the_real_corpus_opens_with_every_call_and_no_console_message() {
-    let corpus = corpus();
-    let extracted = run(&["extract", "--format", "jsonl", arg(&corpus)]);
+    let corpora = corpora();
+    let paths: Vec<&str> = corpora.iter().map(|corpus| arg(corpus)).collect();
+    let extracted = run(&[&["extract", "--format", "jsonl"][..], &paths].concat());
     assert_eq!(extracted.code, 0, "{}", extracted.stderr);
     let calls = extracted.stdout.lines().count();
     assert!(calls > 0);
     let dir = tempfile::tempdir().unwrap();
-    let page = write_page(dir.path(), &[arg(&corpus)]);
+    let page = write_page(dir.path(), &paths);
     let dom = dom(&url(&page, ""));
     assert_eq!(root_attribute(&dom, "data-ready"), Some(calls.to_string()));
     assert_eq!(dom.matches("<li class=\"call ").count(), calls);

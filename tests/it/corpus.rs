@@ -1,8 +1,8 @@
-//! Every file of the shared corpus yields the number of calls counted independently in its
-//! `SOURCES.md`. Ignored by a plain `cargo test`, since the corpus is not part of the crate; run
+//! Every file of the shared corpus, and of the new agents' folder beside it, yields the number of
+//! calls counted independently in its `SOURCES.md`. Ignored by a plain `cargo test`, since the corpus is not part of the crate; run
 //! with `--ignored`, it fails when the corpus is not beside the crate.
 
-use crate::util::{arg, corpus, run};
+use crate::util::{arg, corpora, run};
 
 /// `(folder/file, tool calls)` for each row of the tables in `SOURCES.md`, like
 /// `shared/bin/corpus-check` reads them.
@@ -31,12 +31,16 @@ fn expected(sources: &str) -> Vec<(String, u64)> {
 #[test]
 #[ignore = "reads ../shared/corpus, which is not part of the crate: run with --ignored (.ci/run does)"]
 fn every_corpus_file_yields_its_counted_calls() {
-    let corpus = corpus();
-    let sources = std::fs::read_to_string(corpus.join("SOURCES.md")).expect("SOURCES.md is read");
-    let rows = expected(&sources);
-    assert!(!rows.is_empty(), "no rows read from SOURCES.md");
+    let mut rows = Vec::new();
+    for corpus in corpora() {
+        let sources =
+            std::fs::read_to_string(corpus.join("SOURCES.md")).expect("SOURCES.md is read");
+        let read = expected(&sources);
+        assert!(!read.is_empty(), "no rows read from {}", corpus.display());
+        rows.extend(read.into_iter().map(|row| (corpus.clone(), row)));
+    }
     let mut differ = Vec::new();
-    for (file, want) in &rows {
+    for (corpus, (file, want)) in &rows {
         // Through the binary, as `shared/bin/corpus-check` does: some entries are SQLite
         // stores, one a folder (OpenCode's legacy storage tree).
         let path = corpus.join(file);

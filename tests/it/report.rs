@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::util::report_page::{between, hostile_log, shown_calls, HOSTILE};
-use crate::util::{arg, claude_call, corpus, log_file, records, root, run};
+use crate::util::{arg, claude_call, corpora, log_file, records, root, run};
 
 /// The page `reasons report ARGS` writes, asserting a clean run.
 #[track_caller]
@@ -218,9 +218,10 @@ fn the_charts_of_the_samples_carry_the_counts_of_stats() {
 #[test]
 #[ignore = "reads ../shared/corpus, which is not part of the crate: run with --ignored (.ci/run does)"]
 fn every_call_of_the_real_corpus_is_on_the_page_and_its_charts_match_stats() {
-    let corpus = corpus();
-    every_extracted_call_is_shown(&[arg(&corpus)]);
-    charts_match_stats(&[arg(&corpus)]);
+    for corpus in corpora() {
+        every_extracted_call_is_shown(&[arg(&corpus)]);
+        charts_match_stats(&[arg(&corpus)]);
+    }
 }
 
 #[test]

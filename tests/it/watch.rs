@@ -819,3 +819,46 @@ fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reas
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The agents read since round 5 are watched like the others: each call of their logs, with
+/// its agent, what it touched and its reason or the lack of one.
+#[test]
+fn watch_plain_shows_the_calls_of_the_agents_read_since_round_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("reasons.jsonl");
+    fs::write(&log, "").unwrap();
+    let samples = [
+        ("samples/pi.jsonl", "pi", 3),
+        ("samples/kiro-cli.jsonl", "kiro-cli", 3),
+        ("samples/openclaw.jsonl", "openclaw", 2),
+        ("samples/antigravity.jsonl", "antigravity", 2),
+        ("samples/grok-cli.updates.jsonl", "grok-cli", 2),
+        ("samples/hermes.jsonl", "hermes", 3),
+        ("samples/factory-droid.jsonl", "factory-droid", 2),
+    ];
+    let mut args = vec!["--reasons-log", arg(&log)];
+    args.extend(samples.iter().map(|(path, _, _)| *path));
+    let watch = Watch::start(&args);
+    let total: usize = samples.iter().map(|(_, _, calls)| calls).sum();
+    let lines: Vec<String> = (0..total).map(|_| watch.next()).collect();
+    for (_, format, calls) in samples {
+        let shown = lines
+            .iter()
+            .filter(|line| {
+                line.split("  ").nth(1).is_some_and(|agent| {
+                    agent == format || agent.starts_with(&format!("{format} "))
+                })
+            })
+            .count();
+        assert_eq!(shown, calls, "{format} in {lines:#?}");
+    }
+    assert!(lines.contains(
+        &"09:00:02  antigravity  run_command  du -sh target  — model's reason: du gives the folder's size in one line."
+            .to_owned()
+    ));
+    assert!(lines.contains(
+        &"14:10:35  factory-droid 6f1e2d3c  Read  /home/dev/src/uploader/upload/upload_test.go  — no reason"
+            .to_owned()
+    ));
+    watch.nothing_more();
+}

@@ -12,6 +12,7 @@ use crate::record::Format;
 use descriptor::{Outer, Shape};
 
 mod anthropic;
+mod antigravity;
 mod claude_code;
 mod cline;
 mod codex;
@@ -19,24 +20,32 @@ mod copilot_cli;
 mod crush;
 mod cursor;
 mod descriptor;
+mod factory_droid;
 mod gemini;
 mod gemini_cli;
 mod goose;
+mod grok_cli;
+mod hermes;
 mod kilo;
 mod kimi;
+mod kiro_cli;
 mod mcp;
 mod openai_chat;
 mod openai_responses;
+mod openclaw;
 mod opencode;
 mod openhands;
+mod pi;
 mod qwen_code;
 mod swe_agent;
+mod vscode_copilot_chat;
 
 /// Every shape, in the order they look at an object and test an outer record. Wrappers that hide
 /// or mirror calls (Kimi events, OpenHands actions and observations, SWE-agent trajectories) come
 /// before the shapes they contain. Qwen Code's records carry Claude Code's `parentUuid`, and a
 /// Cline session Gemini CLI's `sessionId` and `messages`: each comes before the one it resembles.
-const SHAPES: [&Shape; 19] = [
+/// VS Code's rounds hold `toolCalls` as Gemini CLI's records do, with `arguments` for `args`.
+const SHAPES: [&Shape; 27] = [
     &qwen_code::SHAPE,
     &claude_code::SHAPE,
     &codex::SHAPE,
@@ -51,6 +60,14 @@ const SHAPES: [&Shape; 19] = [
     &cline::SHAPE,
     &gemini_cli::SHAPE,
     &swe_agent::SHAPE,
+    &kiro_cli::SHAPE,
+    &grok_cli::SHAPE,
+    &antigravity::SHAPE,
+    &hermes::SHAPE,
+    &vscode_copilot_chat::SHAPE,
+    &pi::SHAPE,
+    &openclaw::SHAPE,
+    &factory_droid::SHAPE,
     &mcp::SHAPE,
     &anthropic::SHAPE,
     &openai_responses::SHAPE,
@@ -280,6 +297,12 @@ mod tests {
             br#"{"type":"tool","callID":"c"}"#,
             br#"{"type":"tool_call","data":{}}"#,
             br#"{"type":"toolRequest","id":"t"}"#,
+            br#"{"type":"toolCall","id":"t"}"#,
+            br#"{"type":"session","version":3,"id":"s"}"#,
+            br#"{"type":"session_start","id":"s"}"#,
+            br#"{"kind":"toolUse","data":{}}"#,
+            br#"{"sessionUpdate":"tool_call"}"#,
+            br#"{"toolCallRounds":[]}"#,
         ] {
             assert!(
                 filter.may_hold_call(line, false),

@@ -23,27 +23,37 @@ pub(crate) fn visit<'p>(map: Object<'p>, key: Option<&str>, walk: &mut Walker<'_
         return Visit::Skip;
     }
     if key == Some("tool_calls") {
-        let function = map.get("function").and_then(Json::as_object);
-        let Some((function, name)) =
-            function.and_then(|function| Some((function, str_at(function, "name")?)))
-        else {
-            return Visit::Pass;
+        return if tool_call(map, walk) {
+            Visit::Skip
+        } else {
+            Visit::Pass
         };
-        let arguments = walk.arguments(function.get("arguments"));
-        walk.call(Call {
-            format: Format::OpenaiChat,
-            call_id: id_at(map, "id"),
-            tool: name.into_owned(),
-            arguments,
-            freeform: false,
-        });
-        return Visit::Skip;
     }
     if is_chunk(map) {
         read_chunk(map, walk);
         return Visit::Skip;
     }
     Visit::Pass
+}
+
+/// Records the call an entry of `tool_calls` is (`{id, function: {name, arguments}}`); false
+/// when it is not one. Hermes keeps its lists of them as JSON text, and decodes them to here.
+pub(crate) fn tool_call(map: Object<'_>, walk: &mut Walker<'_, '_>) -> bool {
+    let function = map.get("function").and_then(Json::as_object);
+    let Some((function, name)) =
+        function.and_then(|function| Some((function, str_at(function, "name")?)))
+    else {
+        return false;
+    };
+    let arguments = walk.arguments(function.get("arguments"));
+    walk.call(Call {
+        format: Format::OpenaiChat,
+        call_id: id_at(map, "id"),
+        tool: name.into_owned(),
+        arguments,
+        freeform: false,
+    });
+    true
 }
 
 fn is_chunk(map: Object<'_>) -> bool {

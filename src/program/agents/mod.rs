@@ -6,16 +6,24 @@
 //! else. As hyperfine's exporters, an agent is plain data and functions behind one type
 //! ([`Agent`]): adding one is a file here and a line in [`ALL`].
 
+pub mod antigravity;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;
 pub mod copilot_cli;
 pub mod cursor;
+pub mod factory_droid;
 pub mod gemini_cli;
 pub mod goose;
+pub mod grok_cli;
+pub mod hermes;
 pub mod kilo;
+pub mod kiro_cli;
+pub mod openclaw;
 pub mod opencode;
+pub mod pi;
 pub mod qwen_code;
+pub mod vscode_copilot_chat;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -30,7 +38,7 @@ use crate::program::json_settings::{json_files, read_json};
 use crate::program::wiring::{Found, Pointing, Wiring};
 
 /// Every agent the program knows, in the order their usual folders are read.
-pub const ALL: [&Agent; 10] = [
+pub const ALL: [&Agent; 18] = [
     &claude_code::AGENT,
     &codex::AGENT,
     &gemini_cli::AGENT,
@@ -41,6 +49,14 @@ pub const ALL: [&Agent; 10] = [
     &opencode::AGENT,
     &kilo::AGENT,
     &goose::AGENT,
+    &vscode_copilot_chat::AGENT,
+    &kiro_cli::AGENT,
+    &pi::AGENT,
+    &openclaw::AGENT,
+    &antigravity::AGENT,
+    &grok_cli::AGENT,
+    &hermes::AGENT,
+    &factory_droid::AGENT,
 ];
 
 /// The agent known by `name`: its own (its logs' format's, `claude-code`), or the command it is
@@ -89,6 +105,8 @@ pub enum Base {
     /// `$XDG_DATA_HOME`, else `~/.local/share` (OpenCode, Kilo and Goose use it on every
     /// system).
     Data,
+    /// `$XDG_CONFIG_HOME`, else `~/.config` (VS Code's user data on Linux).
+    Config,
 }
 
 /// An agent's home, read as the agent reads it (checked in their code): a variable that moves
@@ -128,6 +146,10 @@ impl Home {
                 Some(data) if data.is_absolute() => data,
                 _ => home()?.join(".local/share"),
             },
+            Base::Config => match set("XDG_CONFIG_HOME").map(PathBuf::from) {
+                Some(config) if config.is_absolute() => config,
+                _ => home()?.join(".config"),
+            },
         };
         Some(base.join(self.in_base))
     }
@@ -147,6 +169,7 @@ impl Home {
             (Some(name), _) => format!("${name}/{}", self.inside_variable),
             (None, Base::Home) => format!("~/{}", self.in_base),
             (None, Base::Data) => format!("$XDG_DATA_HOME/{}", self.in_base),
+            (None, Base::Config) => format!("$XDG_CONFIG_HOME/{}", self.in_base),
         }
     }
 }

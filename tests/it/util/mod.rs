@@ -56,8 +56,14 @@ pub fn root() -> PathBuf {
 /// The shared corpus of real agent logs beside the crate (`../shared/corpus`), which is not part
 /// of it: a test that reads it is ignored by a plain `cargo test`, and fails when it is not there.
 #[track_caller]
-pub fn corpus() -> PathBuf {
-    let corpus = root().join("../shared/corpus");
+/// Both folders of real files: `corpus/`, and the files of the agents read since round 5
+/// (`corpus-new-agents/`), each with its `SOURCES.md` of independent counts.
+pub fn corpora() -> [PathBuf; 2] {
+    [shared_folder("corpus"), shared_folder("corpus-new-agents")]
+}
+
+fn shared_folder(name: &str) -> PathBuf {
+    let corpus = root().join("../shared").join(name);
     assert!(
         corpus.join("SOURCES.md").exists(),
         "no corpus at {}",
