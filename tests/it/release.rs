@@ -118,10 +118,16 @@ fn installer_puts_binary_man_pages_and_completions_in_a_clean_home() {
 
     // `man` finds them from the PATH, as a person with ~/.local/bin on it runs it.
     let path = format!("{}:/usr/bin:/bin", home.join(".local/bin").display());
-    let found = succeeds(clean("man", home).args(["-w", "reasons-extract"]).env("PATH", path));
+    let found = succeeds(
+        clean("man", home)
+            .args(["-w", "reasons-extract"])
+            .env("PATH", path),
+    );
     assert_eq!(
         found.trim_end(),
-        home.join(".local/share/man/man1/reasons-extract.1").display().to_string()
+        home.join(".local/share/man/man1/reasons-extract.1")
+            .display()
+            .to_string()
     );
 
     // Each shell's completions where it looks for a person's own, made by this binary.
