@@ -787,7 +787,7 @@ mod generate {
             )
         };
         while written < bytes {
-            if turn % 150 == 0 {
+            if turn.is_multiple_of(150) {
                 session = format!("{:08x}-7f2b-4c19-9a60-{:012x}", seed, turn);
             }
             turn += 1;

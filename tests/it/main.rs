@@ -1,5 +1,7 @@
 //! One integration-test binary: every test here drives the real `reasons` executable.
 
+#[cfg(unix)]
+mod action;
 mod agents;
 mod browser;
 mod check;
@@ -33,6 +35,8 @@ mod real_model_agent;
 mod real_more_agents;
 #[cfg(unix)]
 mod real_prompt;
+#[cfg(unix)]
+mod release;
 mod report;
 mod rotation;
 mod samples;

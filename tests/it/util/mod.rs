@@ -18,7 +18,9 @@
 //! - [`cline`]: Cline's one-time setup, `cline auth`, as a person runs it;
 //! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
 //! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
+//! - [`release`]: the release's archive, installer and npm packages, made by its own scripts;
 //! - [`report_page`]: reading the page `reasons report` writes;
+//! - [`runner`]: a GitHub Actions runner running a composite action's steps;
 //! - [`tmux`]: a program in a terminal of its own, and what its screen shows.
 
 use std::io::Write;
@@ -40,7 +42,10 @@ pub mod gemini_model;
 #[cfg(unix)]
 pub mod llama;
 pub mod real_parts;
+pub mod release;
 pub mod report_page;
+#[cfg(unix)]
+pub mod runner;
 #[cfg(unix)]
 pub mod sandbox;
 pub mod stores;
