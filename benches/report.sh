@@ -4,6 +4,12 @@
 #
 #   benches/report.sh            # 100,000 calls, best of 5
 #   CALLS=20000 RUNS=3 benches/report.sh
+#   OPEN=1 benches/report.sh     # and how long headless Chromium takes to open the page
+#   AGAINST=path/to/reasons OPEN=1 benches/report.sh   # the same for another build, side by side
+#
+# OPEN times the page in Debian's chromium, driven by the playwright of the browser tests
+# (`target/real-parts/browser-venv`): to its load event, and to the mark its script leaves once
+# its filters ran (`data-ready`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +56,26 @@ best() {
     echo "$best_ms"
 }
 
+# Seconds to the load event and to the script's mark, for each page given.
+open_pages() {
+    target/real-parts/browser-venv/bin/python - "$@" <<'PYTHON'
+import sys, tempfile, time
+from playwright.sync_api import sync_playwright
+with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
+    context = playwright.chromium.launch_persistent_context(
+        profile, executable_path="/usr/bin/chromium", headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+    for page_file in sys.argv[1:]:
+        page = context.new_page()
+        started = time.monotonic()
+        page.goto("file://" + page_file, wait_until="load", timeout=600_000)
+        loaded = time.monotonic() - started
+        page.wait_for_selector("html[data-ready]", state="attached", timeout=600_000)
+        print(f"{loaded:.2f} {time.monotonic() - started:.2f}")
+        page.close()
+PYTHON
+}
+
 found=$("$reasons" extract --format jsonl "$log" | wc -l)
 [ "$found" -eq "$calls" ] || { echo "extract found $found calls, not $calls" >&2; exit 1; }
 
@@ -57,6 +83,11 @@ extract_ms=$(best "$reasons" extract --format jsonl --arguments "$log")
 extract_plain_ms=$(best "$reasons" extract --format jsonl "$log")
 report_ms=$(best "$reasons" report "$log" -o "$page")
 size=$(stat -c %s "$page")
+if [ -n "${AGAINST:-}" ]; then
+    against_page="$dir/report-$calls-against.html"
+    against_ms=$(best "$AGAINST" report "$log" -o "$against_page")
+    against_size=$(stat -c %s "$against_page")
+fi
 log_size=$(stat -c %s "$log")
 
 awk -v calls="$calls" -v runs="$runs" -v log_size="$log_size" -v size="$size" \
@@ -67,3 +98,20 @@ awk -v calls="$calls" -v runs="$runs" -v log_size="$log_size" -v size="$size" \
     printf "  reasons report -o page.html                 %6d ms  (%.2fx extract --arguments)\n", report, report / args
     printf "  the page: %.1f MB, %d bytes a call\n", size / 1e6, size / calls
 }'
+if [ -n "${AGAINST:-}" ]; then
+    awk -v calls="$calls" -v size="$against_size" -v report="$against_ms" -v args="$extract_ms" 'BEGIN {
+        printf "  against %s:\n", ENVIRON["AGAINST"]
+        printf "  reasons report -o page.html                 %6d ms  (%.2fx extract --arguments)\n", report, report / args
+        printf "  the page: %.1f MB, %d bytes a call\n", size / 1e6, size / calls
+    }'
+fi
+if [ -n "${OPEN:-}" ]; then
+    pages=("$PWD/$page")
+    [ -n "${AGAINST:-}" ] && pages+=("$PWD/$against_page")
+    # Alternately, every other round in the other order.
+    for round in $(seq "$runs"); do
+        if [ $((round % 2)) -eq 0 ] && [ ${#pages[@]} -gt 1 ]; then order=("${pages[1]}" "${pages[0]}"); else order=("${pages[@]}"); fi
+        paste -d' ' <(printf '%s\n' "${order[@]}") <(open_pages "${order[@]}") |
+            awk '{ printf "  opened in chromium: load event %6.2f s, ready %6.2f s  %s\n", $2, $3, $1 }'
+    done
+fi

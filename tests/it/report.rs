@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::util::report_page::{between, hostile_log, shown_calls, HOSTILE};
+use crate::util::report_page::{between, big_log, hostile_log, packed_runs, shown_calls, HOSTILE};
 use crate::util::{arg, claude_call, corpora, log_file, records, root, run};
 
 /// The page `reasons report ARGS` writes, asserting a clean run.
@@ -528,4 +528,125 @@ fn a_50_mb_argument_is_shown_by_its_opening_and_says_how_much_is_left_out() {
     assert!(page.contains(" more characters, not shown here"));
     assert!(page.contains("52,428,800 characters"));
     assert!(page.contains("<blockquote>a big one</blockquote>"));
+}
+
+/// From this many calls on, a page holds its calls packed (`report::packed::FROM_CALLS`).
+const PACKED_FROM: usize = 5_000;
+
+/// The statuses in the order of the page's status filter, as packed codes count them.
+const STATUSES: [&str; 6] = [
+    "present", "blank", "invalid", "missing", "declared", "freeform",
+];
+
+/// The tools of a page's tool filter, in order: the tool of a packed call's code.
+fn filter_tools(page: &str) -> Vec<String> {
+    let select = between(page, "<select name=\"tool\">", "</select>").unwrap();
+    select
+        .split("<option value=\"")
+        .skip(2)
+        .map(|option| option[..option.find('"').unwrap()].to_owned())
+        .collect()
+}
+
+#[test]
+fn a_page_of_many_calls_holds_every_call_packed_and_each_run_inflates_to_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("many.jsonl");
+    big_log(&log, PACKED_FROM + 450);
+    let page = page(&[arg(&log)]);
+    assert!(shown_calls(&page).is_empty(), "no call drawn in the markup");
+    assert!(
+        page.contains("<noscript>"),
+        "says why nothing shows with scripts off"
+    );
+    let runs = packed_runs(&page);
+    let tools = filter_tools(&page);
+    let mut number = 1;
+    for run in &runs {
+        assert_eq!(run.first, number);
+        let calls = shown_calls(&run.rows);
+        assert_eq!(calls.len(), run.codes.len());
+        for (call, code) in calls.iter().zip(&run.codes) {
+            assert!(
+                call.markup.contains(&format!("id=\"call-{number}\"")),
+                "{}",
+                call.markup
+            );
+            assert!(call.markup.contains(&format!("href=\"#call-{number}\"")));
+            assert_eq!(call.status, STATUSES[code % STATUSES.len()]);
+            assert_eq!(call.tool, tools[code / STATUSES.len()]);
+            number += 1;
+        }
+    }
+    assert_eq!(number - 1, PACKED_FROM + 450, "every call, once, in order");
+    // Runs never straddle sessions: each session's list holds its own.
+    assert_eq!(
+        page.matches("<details class=\"session\"").count(),
+        (PACKED_FROM + 450).div_ceil(1000)
+    );
+    assert!(runs.len() > (PACKED_FROM + 450) / 1000);
+}
+
+#[test]
+fn a_page_of_fewer_calls_draws_every_one_and_packs_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("fewer.jsonl");
+    big_log(&log, PACKED_FROM - 1);
+    let page = page(&[arg(&log)]);
+    assert_eq!(shown_calls(&page).len(), PACKED_FROM - 1);
+    assert!(!page.contains("class=\"packed\"") && !page.contains("<noscript>"));
+}
+
+#[test]
+fn markup_in_every_field_of_a_hostile_log_stays_text_in_packed_rows() {
+    let (_dir, path, calls) = hostile_log();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let copies = PACKED_FROM.div_ceil(calls);
+    // Copies of the calls, each under ids of its own: a call seen twice is read once.
+    let mut lines = Vec::new();
+    for copy in 0..copies {
+        for line in text.lines() {
+            let mut line: Value = serde_json::from_str(line).unwrap();
+            let id = &mut line["message"]["content"][0]["id"];
+            *id = json!(format!("{}{copy}", id.as_str().unwrap()));
+            lines.push(line.to_string());
+        }
+    }
+    let many = path.with_file_name("many.jsonl");
+    std::fs::write(&many, lines.join("\n") + "\n").unwrap();
+    let page = page(&[arg(&many)]);
+    // The page's own script, and one block of packed rows a run: nothing else a browser runs
+    // or parses as markup.
+    let runs = packed_runs(&page);
+    assert_eq!(
+        runs.iter().map(|run| run.codes.len()).sum::<usize>(),
+        calls * copies
+    );
+    assert_eq!(page.matches("<script").count(), 1 + runs.len());
+    assert_eq!(page.matches("<script>").count(), 1);
+    assert_eq!(page.matches("</script>").count(), 1 + runs.len());
+    let rows: String = runs.iter().map(|run| run.rows.as_str()).collect();
+    let sessions = between(&page, "<main", "</main>")
+        .unwrap()
+        .replace("<script type=\"application/x-reasons-rows\">", "");
+    for markup in [&sessions, &rows] {
+        for injected in [
+            "<img",
+            "<b>",
+            "<svg onload",
+            "<!--",
+            "<![CDATA[",
+            "<script",
+            "<style",
+        ] {
+            assert!(
+                !markup.contains(injected),
+                "{injected} got onto the page as markup"
+            );
+        }
+    }
+    for text in HOSTILE {
+        assert!(rows.contains(&escaped(text)), "{text} is not shown as text");
+    }
+    assert_eq!(shown_calls(&rows).len(), calls * copies);
 }

@@ -4,16 +4,20 @@
 use sha2::{Digest, Sha256};
 
 fn csp_hash(text: &str) -> String {
-    format!(
-        "'sha256-{}'",
-        base64_digest(&Sha256::digest(text.as_bytes()))
-    )
+    format!("'sha256-{}'", base64(&Sha256::digest(text.as_bytes())))
 }
 
-/// Standard base64 of a digest, as CSP hash sources write it.
-fn base64_digest(bytes: &[u8]) -> String {
+/// Standard base64, as CSP hash sources write digests (and the page its packed calls).
+pub(super) fn base64(bytes: &[u8]) -> String {
+    let mut encoded = String::new();
+    base64_into(bytes, &mut encoded);
+    encoded
+}
+
+/// [`base64`], written at the end of `encoded`.
+pub(super) fn base64_into(bytes: &[u8], encoded: &mut String) {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut encoded = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    encoded.reserve(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let word = (u32::from(chunk[0]) << 16)
             | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
@@ -26,7 +30,6 @@ fn base64_digest(bytes: &[u8]) -> String {
             }
         }
     }
-    encoded
 }
 
 /// The Content-Security-Policy of a page: nothing may load, connect or run but its own inline
@@ -44,12 +47,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base64_of_digests_matches_the_standard_alphabet() {
-        assert_eq!(base64_digest(b""), "");
-        assert_eq!(base64_digest(b"f"), "Zg==");
-        assert_eq!(base64_digest(b"fo"), "Zm8=");
-        assert_eq!(base64_digest(b"foo"), "Zm9v");
-        assert_eq!(base64_digest(&[0xfb, 0xff]), "+/8=");
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
     }
 
     #[test]

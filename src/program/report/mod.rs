@@ -10,6 +10,7 @@ mod charts;
 mod csp;
 mod diff;
 mod json;
+mod packed;
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -152,6 +153,8 @@ const CHUNK_CALLS: usize = 1_000;
 
 /// A run of one session's calls, rendered on its own.
 struct SessionChunk<'a> {
+    /// On a page of many calls, how its calls are packed (see [`packed`]).
+    packed: Option<&'a packed::Codes<'a>>,
     /// The session's number on the page (from 1), and the session.
     session: (usize, &'a Session<'a>),
     /// Which of its calls, and the number on the page of the first.
@@ -165,9 +168,19 @@ impl Render for SessionChunk<'_> {
         if self.calls.start == 0 {
             session_head(number, session).render_to(buffer);
         }
-        for (at, record) in session.calls[self.calls.clone()].iter().enumerate() {
-            call(self.first_number + at, record).render_to(buffer);
-            buffer.push('\n');
+        let calls = &session.calls[self.calls.clone()];
+        let mut packed_rows = String::new();
+        let rows = if self.packed.is_some() {
+            &mut packed_rows
+        } else {
+            &mut *buffer
+        };
+        for (at, record) in calls.iter().enumerate() {
+            call(self.first_number + at, record).render_to(rows);
+            rows.push('\n');
+        }
+        if let Some(codes) = self.packed {
+            codes.write(self.first_number, calls, &packed_rows, buffer);
         }
         if self.calls.end == session.calls.len() {
             buffer.push_str("</ol></details>\n");
@@ -177,7 +190,8 @@ impl Render for SessionChunk<'_> {
 
 /// Writes the page. The sessions are cut into chunks of [`CHUNK_CALLS`] calls, rendered on every
 /// core a few at a time and written in order, so a page of 100,000 calls is built about as fast
-/// as the logs are read, and never held whole.
+/// as the logs are read, and never held whole. From [`packed::FROM_CALLS`] calls on, the chunks
+/// are runs of [`packed::CALLS`] calls, each written packed: the same rows, deflated.
 fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
     use rayon::prelude::*;
     let sessions = sessions(page.records);
@@ -186,13 +200,21 @@ fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
     overview(page, sessions.len()).render_to(&mut buffer);
     filters(page).render_to(&mut buffer);
     buffer.push_str("<main id=\"sessions\">\n");
+    let codes = packed::Codes::new(page.by_tool);
+    let (packed, chunk_calls) = if page.records.len() >= packed::FROM_CALLS {
+        unpacked_without_script(page.records.len()).render_to(&mut buffer);
+        (Some(&codes), packed::CALLS)
+    } else {
+        (None, CHUNK_CALLS)
+    };
     out.write_all(buffer.as_bytes())?;
     let mut chunks = Vec::new();
     let mut number = 1;
     for (at, session) in sessions.iter().enumerate() {
-        for start in (0..session.calls.len()).step_by(CHUNK_CALLS) {
-            let end = (start + CHUNK_CALLS).min(session.calls.len());
+        for start in (0..session.calls.len()).step_by(chunk_calls) {
+            let end = (start + chunk_calls).min(session.calls.len());
             chunks.push(SessionChunk {
+                packed,
                 session: (at + 1, session),
                 calls: start..end,
                 first_number: number,
@@ -220,6 +242,20 @@ fn write_page(out: &mut dyn Write, page: &Page<'_>) -> io::Result<()> {
         (PreEscaped("</body></html>\n"))
     };
     out.write_all(end.into_string().as_bytes())
+}
+
+/// What a page of packed calls says with scripts off, where its calls stay packed.
+fn unpacked_without_script(calls: usize) -> Markup {
+    html! {
+        noscript {
+            p.empty {
+                "This page holds " (thousands(calls)) " calls, too many to draw at once: its script "
+                "draws those in view as the page scrolls, and scripts are off. A page of fewer than "
+                (thousands(packed::FROM_CALLS)) " calls (" code { "reasons report" } " on fewer logs) "
+                "shows every call without a script."
+            }
+        }
+    }
 }
 
 fn head(page: &Page<'_>, sessions: usize) -> Markup {

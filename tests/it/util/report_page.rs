@@ -1,6 +1,8 @@
 //! Reading the page `reasons report` writes: the calls it shows, and a log built to break it.
 //! The report's tests read the page's text; the browser's tests open the same page in chromium.
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 
 use crate::util::claude_call;
@@ -76,4 +78,109 @@ pub fn hostile_log() -> (tempfile::TempDir, std::path::PathBuf, usize) {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let calls = lines.len();
     (dir, path, calls)
+}
+
+/// A Claude-Code-style log of `calls` calls in sessions of 1,000, over three days, with the
+/// tools and arguments an agent uses and about a third of the reasons missing.
+pub fn big_log(path: &Path, calls: usize) {
+    let mut text = String::new();
+    for at in 0..calls {
+        let session = format!("session-{:04}", at / 1000);
+        let id = format!("toolu_{at:08}");
+        let reason = (at % 3 != 0).then(|| format!("Step {at}: see what the change needs next."));
+        let (tool, mut input) = match at % 5 {
+            0 => (
+                "Bash",
+                json!({"command": format!("cargo test -q --test it case_{at}"), "description": "Run one test"}),
+            ),
+            1 => (
+                "Read",
+                json!({"file_path": format!("/home/dev/project/src/module_{}.rs", at % 97)}),
+            ),
+            2 => (
+                "Edit",
+                json!({"file_path": format!("/home/dev/project/src/module_{}.rs", at % 97), "old_string": format!("let limit = {at};"), "new_string": format!("let limit = {};", at + 1)}),
+            ),
+            3 => (
+                "Grep",
+                json!({"pattern": format!("fn case_{at}"), "path": "src"}),
+            ),
+            _ => (
+                "TodoWrite",
+                json!({"todos": [{"content": "Check the limits", "status": "in_progress"}]}),
+            ),
+        };
+        if let Some(reason) = reason {
+            input["reason"] = json!(reason);
+        }
+        let mut line: serde_json::Value =
+            serde_json::from_str(&claude_call(&session, &id, tool, input)).unwrap();
+        line["timestamp"] = json!(format!(
+            "2026-11-{:02}T09:{:02}:{:02}.000Z",
+            28 + at * 3 / calls,
+            (at / 60) % 60,
+            at % 60
+        ));
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// One packed run of a page of many calls: the code of each call's status and tool, and its
+/// rows' markup, inflated.
+pub struct PackedRun {
+    pub first: usize,
+    pub codes: Vec<usize>,
+    pub rows: String,
+}
+
+/// Every packed run of a page, in page order.
+pub fn packed_runs(page: &str) -> Vec<PackedRun> {
+    page.split("<li class=\"packed\" ")
+        .skip(1)
+        .map(|run| {
+            let first = between(run, "data-first=\"", "\"")
+                .unwrap()
+                .parse()
+                .unwrap();
+            let codes = between(run, "data-calls=\"", "\"")
+                .unwrap()
+                .split(',')
+                .map(|code| code.parse().unwrap())
+                .collect();
+            let packed = between(
+                run,
+                "<script type=\"application/x-reasons-rows\">",
+                "</script>",
+            )
+            .expect("a run's rows");
+            let deflated = from_base64(packed);
+            let rows = miniz_oxide::inflate::decompress_to_vec(&deflated).expect("deflated rows");
+            PackedRun {
+                first,
+                codes,
+                rows: String::from_utf8(rows).expect("UTF-8 rows"),
+            }
+        })
+        .collect()
+}
+
+fn from_base64(text: &str) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bytes = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut word, mut bits) = (0u32, 0);
+    for byte in text.bytes().filter(|byte| *byte != b'=') {
+        let value = ALPHABET
+            .iter()
+            .position(|letter| *letter == byte)
+            .unwrap_or_else(|| panic!("{:?} is not base64", byte as char));
+        word = word << 6 | value as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            bytes.push((word >> bits) as u8);
+        }
+    }
+    bytes
 }
