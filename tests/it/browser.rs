@@ -20,7 +20,7 @@ use serde_json::json;
 
 use crate::util::real_parts::chromium;
 use crate::util::report_page::{big_log, hostile_log, shown_calls, Shown, HOSTILE};
-use crate::util::{arg, claude_call, corpora, root, run};
+use crate::util::{arg, corpora, root, run};
 
 /// What the browser wrote.
 struct Opened {
