@@ -32,6 +32,7 @@ mod real_model_agent;
 mod real_more_agents;
 #[cfg(unix)]
 mod real_prompt;
+mod reason_position;
 mod report;
 mod rotation;
 mod samples;
