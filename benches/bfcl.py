@@ -353,10 +353,10 @@ def summarise(records, arms, audits, categories):
                 "fill_rate": round(100 * len(with_reason) / len(calls), 1) if calls else None,
                 "prompt_tokens_added_per_request": round(statistics.mean(added), 1) if added else None,
                 "prompt_tokens_added_per_tool": round(statistics.mean(per_tool), 1) if per_tool else None,
-                "completion_tokens_added_per_request": round(statistics.mean(
+                "completion_tokens_added_per_request": mean_or_none(
                     r["arms"][arm]["completion_tokens"] - r["arms"]["direct"]["completion_tokens"]
                     for r in group if r["arms"][arm].get("completion_tokens") is not None
-                    and r["arms"]["direct"].get("completion_tokens") is not None), 1) if group else None,
+                    and r["arms"]["direct"].get("completion_tokens") is not None),
                 "gateway_added_ms_median": round(1000 * statistics.median(overhead), 2) if overhead else None,
                 "gateway_added_ms_p95": round(1000 * percentile(overhead, 95), 2) if overhead else None,
             })
@@ -369,6 +369,11 @@ def summarise(records, arms, audits, categories):
     if categories is not None:
         out = {category: out[category] for category in categories if category in out}
     return out
+
+
+def mean_or_none(values):
+    values = list(values)
+    return round(statistics.mean(values), 1) if values else None
 
 
 def calls_of(got):

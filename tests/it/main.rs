@@ -23,6 +23,8 @@ mod real_agents;
 #[cfg(unix)]
 mod real_auto_mode;
 #[cfg(unix)]
+mod real_bfcl;
+#[cfg(unix)]
 mod real_codex_gemini;
 #[cfg(unix)]
 mod real_model;
