@@ -20,8 +20,9 @@
 //! `p_L`, else 0; the bound is that sum's 99th percentile, computed exactly by
 //! `benches/bfcl.py bound target/bfcl/0.5b.json simple_python,multiple,irrelevance 60`. A slice
 //! that loses more than that is a regression, not the noise the full run showed. The run this
-//! constant comes from was small (doc/bfcl.md says why), so the bound is loose: set it again
-//! from a full-size run.
+//! constant comes from was too small to give one (doc/bfcl.md says why): 11 is what the same
+//! computation gives for the hand trial of this model on these categories (38 cases,
+//! none discordant). Set it again from a full-size run.
 //!
 //! Ignored by a plain `cargo test` (it needs the real parts); it fails, never skips, when
 //! bfcl-eval or the model is missing.
@@ -37,7 +38,7 @@ use crate::util::root;
 
 /// The largest net paired loss (only direct right − only the layer right) the slice may show:
 /// see the module's doc for how it follows from the full run.
-const PAIRED_LOSS_BOUND: i64 = 4;
+const PAIRED_LOSS_BOUND: i64 = 11;
 
 /// How long the slice may take: 120 requests to a 0.5B model on one thread.
 const LIMIT: Duration = Duration::from_secs(1800);
