@@ -602,6 +602,7 @@ fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
                 body.as_bytes(),
                 true,
                 recall,
+                reasons::layer::ReasonPosition::Last,
             );
             times.push(start.elapsed());
             assert!(augmented.is_some());

@@ -391,6 +391,12 @@ pub struct FilterArgs {
     /// Leave tool calls as they are.
     #[arg(long)]
     pub no_strip: bool,
+
+    /// Where the `reason` parameter goes among each declaration's properties: `first` asks the
+    /// model for the reason before the arguments, `last` after them. Either way it is optional
+    /// and the same request gives the same bytes.
+    #[arg(long, value_enum, value_name = "PLACE", default_value_t = ReasonPlace::library_default())]
+    pub reason_position: ReasonPlace,
 }
 
 /// Options of `reasons proxy`.
@@ -411,6 +417,12 @@ pub struct ProxyArgs {
     /// SEP-2817, a draft), for servers that audit. Without it the server never sees a reason.
     #[arg(long)]
     pub meta: bool,
+
+    /// Where the `reason` parameter goes among each declaration's properties: `first` asks the
+    /// model for the reason before the arguments, `last` after them. Either way it is optional
+    /// and the same request gives the same bytes.
+    #[arg(long, value_enum, value_name = "PLACE", default_value_t = ReasonPlace::library_default())]
+    pub reason_position: ReasonPlace,
 
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
@@ -468,6 +480,13 @@ pub struct GatewayOptions {
     /// reasons learns to leave them out.
     #[arg(long)]
     pub no_restore: bool,
+
+    /// Where the `reason` parameter goes among each declaration's properties: `first` asks the
+    /// model for the reason before the arguments, `last` after them. Either way it is optional
+    /// and the same request gives the same bytes; a reason
+    /// given back to the history goes at the same place among the call's arguments.
+    #[arg(long, value_enum, value_name = "PLACE", default_value_t = ReasonPlace::library_default())]
+    pub reason_position: ReasonPlace,
 
     /// The largest request body the gateway reads (to an API's path: it holds those whole to
     /// rewrite them); a larger one is answered 413 in the API's own error envelope, before it is
@@ -545,6 +564,25 @@ pub struct RunArgs {
     /// The agent's own arguments (after `--`).
     #[arg(value_name = "AGENT_ARGS", last = true)]
     pub args: Vec<String>,
+}
+
+/// Where the layer puts the `reason` parameter (`--reason-position`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReasonPlace {
+    /// Before every property the tool declares.
+    First,
+    /// After every property the tool declares.
+    Last,
+}
+
+impl ReasonPlace {
+    /// The library's default place, so that the command line never disagrees with it.
+    pub fn library_default() -> ReasonPlace {
+        match crate::layer::ReasonPosition::default() {
+            crate::layer::ReasonPosition::First => ReasonPlace::First,
+            crate::layer::ReasonPosition::Last => ReasonPlace::Last,
+        }
+    }
 }
 
 /// The agents `reasons run` starts.

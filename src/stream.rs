@@ -40,7 +40,9 @@ use memchr::memmem;
 use serde_json::Value;
 
 use crate::apis::{gemini_group, Api};
-use crate::layer::{strip_noting, strip_noting_as, Listing, TakenReason, ToolNames};
+use crate::layer::{
+    strip_noting, strip_noting_as, Listing, ReasonPosition, TakenReason, ToolNames,
+};
 
 /// Which halves of the layer a [`Filter`] applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +52,8 @@ pub struct Options {
     pub augment: bool,
     /// Take the `reason` off calls to the tools the latest catalogue augmented.
     pub strip: bool,
+    /// Where the parameter goes among each declaration's properties (`--reason-position`).
+    pub position: ReasonPosition,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
         Options {
             augment: true,
             strip: true,
+            position: ReasonPosition::default(),
         }
     }
 }
@@ -115,7 +120,7 @@ impl Filter {
         Filter {
             options,
             tracked: None,
-            pages: Pages::default(),
+            pages: Pages::placing(options.position),
             // The keys of every shape that can be rewritten, or whose catalogue replaces the
             // tracked set; quoted, so that prose mentioning tools does not count.
             needles: Needles::new(&[
@@ -244,8 +249,9 @@ impl Shared {
 /// The two halves of an MCP stdio proxy, one for each direction, sharing what the layer knows.
 ///
 /// Each half can run on its own thread; they share only a few short locks, so a message in one
-/// direction never waits for one in the other.
-pub fn proxy_halves() -> (ClientToServer, ServerToClient) {
+/// direction never waits for one in the other. The server's catalogues get the parameter at
+/// `position` among each declaration's properties.
+pub fn proxy_halves(position: ReasonPosition) -> (ClientToServer, ServerToClient) {
     let shared = Arc::new(Shared::default());
     (
         ClientToServer {
@@ -256,7 +262,7 @@ pub fn proxy_halves() -> (ClientToServer, ServerToClient) {
         },
         ServerToClient {
             shared,
-            pages: Pages::default(),
+            pages: Pages::placing(position),
         },
     )
 }
@@ -407,6 +413,8 @@ impl ServerToClient {
 struct Pages {
     /// The listing whose last page said more were to come.
     in_progress: Option<Listing>,
+    /// Where each new listing puts the parameter.
+    position: ReasonPosition,
 }
 
 /// One page, through the layer.
@@ -420,6 +428,13 @@ struct Page {
 }
 
 impl Pages {
+    fn placing(position: ReasonPosition) -> Pages {
+        Pages {
+            in_progress: None,
+            position,
+        }
+    }
+
     fn in_progress(&self) -> bool {
         self.in_progress.is_some()
     }
@@ -429,7 +444,7 @@ impl Pages {
     fn add(&mut self, tools: &[Value], continues: bool, more: bool) -> Page {
         let mut listing = match self.in_progress.take() {
             Some(listing) if continues => listing,
-            _ => Listing::new(),
+            _ => Listing::new().placing(self.position),
         };
         let published = listing.add_page(tools);
         let page = Page {

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use libfuzzer_sys::fuzz_target;
+use reasons::layer::ReasonPosition;
 use reasons::stream::{proxy_halves, Filter, Line, Options};
 use serde_json::Value;
 
@@ -83,8 +84,9 @@ fuzz_target!(|data: &[u8]| {
     let mut off = Filter::new(Options {
         augment: false,
         strip: false,
+        ..Options::default()
     });
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     for (n, line) in data.split_inclusive(|&byte| byte == b'\n').enumerate() {
         check(line, &filter.line(line));
         let untouched = off.line(line);

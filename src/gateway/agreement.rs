@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::Exchange;
 use crate::apis::Api;
 use crate::formats::{read_log, Event, ReadOptions};
+use crate::layer::ReasonPosition;
 use crate::record::Status;
 
 type Found = Vec<(Option<String>, String, Option<String>)>;
@@ -56,7 +57,14 @@ fn gateway_takes(
     writes: &[usize],
 ) -> (Found, Vec<u8>, Vec<Option<String>>) {
     let api = Api::of_path(path).expect("an API's path");
-    let (exchange, _) = Exchange::new(api, path, request.to_string().as_bytes(), true, None);
+    let (exchange, _) = Exchange::new(
+        api,
+        path,
+        request.to_string().as_bytes(),
+        true,
+        None,
+        ReasonPosition::Last,
+    );
     let mut rewriter = exchange.streamed_answer();
     let mut sent = Vec::new();
     let mut taken = Vec::new();

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::splices::Splices;
 use crate::apis::{Api, History, NAME_KEY};
 use crate::json::{Json, Parser};
-use crate::layer::{ToolNames, REASON_PARAM};
+use crate::layer::{ReasonPosition, ToolNames, REASON_PARAM};
 use crate::reasons_log::{note_first, Logged};
 
 /// How much of the end of the reasons log a starting gateway reads.
@@ -47,9 +47,10 @@ pub struct Recalled {
     pub touched: Option<String>,
     /// When the reason was taken, as logged (when it is known).
     pub time: Option<String>,
-    /// The member that gives an object its reason, `,"reason":…` (without its comma when the
-    /// object is empty), and the same as a JSON string holds it (escaped): written once when
-    /// noted, since a history gives the same reasons back on every turn.
+    /// The member that gives an object its reason with a comma on each side, `,"reason":…,`,
+    /// and the same as a JSON string holds it (escaped): written once when noted, since a
+    /// history gives the same reasons back on every turn. [`Recalled::member`] cuts the commas
+    /// the place needs.
     member: String,
     member_in_string: String,
 }
@@ -57,7 +58,7 @@ pub struct Recalled {
 impl Recalled {
     /// A reason for a call to `tool`.
     pub fn new(tool: &str, reason: &Value) -> Recalled {
-        let member = format!(",\"{REASON_PARAM}\":{reason}");
+        let member = format!(",\"{REASON_PARAM}\":{reason},");
         let in_string = Value::String(member.clone()).to_string();
         Recalled {
             tool: tool.to_owned(),
@@ -69,14 +70,15 @@ impl Recalled {
         }
     }
 
-    /// The member for an object that has others (after them), or none (`empty`).
-    fn member(&self, empty: bool) -> &str {
-        &self.member[usize::from(empty)..]
+    /// The member for an object that has others, at `position` (after them, with a comma
+    /// before it; before them, with a comma after it), or none (`empty`, no comma).
+    fn member(&self, empty: bool, position: ReasonPosition) -> &str {
+        with_commas(&self.member, empty, position)
     }
 
     /// The same, written inside a JSON string.
-    fn member_in_string(&self, empty: bool) -> &str {
-        &self.member_in_string[usize::from(empty)..]
+    fn member_in_string(&self, empty: bool, position: ReasonPosition) -> &str {
+        with_commas(&self.member_in_string, empty, position)
     }
 
     /// What it holds, for the bound: the reason is held as a value and twice as text.
@@ -88,6 +90,16 @@ impl Recalled {
             + self.member_in_string.len()
             + told(&self.touched)
             + told(&self.time)
+    }
+}
+
+/// `,member,` cut to the commas an object needs at `position`.
+fn with_commas(member: &str, empty: bool, position: ReasonPosition) -> &str {
+    let inner = &member[1..member.len() - 1];
+    match (empty, position) {
+        (true, _) => inner,
+        (false, ReasonPosition::Last) => &member[..member.len() - 1],
+        (false, ReasonPosition::First) => &member[1..],
     }
 }
 
@@ -212,6 +224,7 @@ pub(crate) fn restore<'r>(
     tracked: &ToolNames,
     recall: &'r dyn Lookup,
     arguments: &mut Parser,
+    position: ReasonPosition,
 ) -> Option<Splices<'r>> {
     let shape = api.history()?;
     let entries = history.value.as_array()?;
@@ -223,7 +236,7 @@ pub(crate) fn restore<'r>(
             call,
             history.text,
             (tracked, recall),
-            arguments,
+            (arguments, position),
             &mut splices,
         )
     };
@@ -253,7 +266,7 @@ fn give_back<'r>(
     call: Json<'_>,
     text: &str,
     (tracked, recall): (&ToolNames, &'r dyn Lookup),
-    parser: &mut Parser,
+    (parser, position): (&mut Parser, ReasonPosition),
     splices: &mut Splices<'r>,
 ) -> Option<()> {
     let room = api.room();
@@ -295,20 +308,21 @@ fn give_back<'r>(
         }
         let close = arguments.closing_brace()?;
         let empty = object.len() == 0;
-        // After the last member's text, before the whitespace that closes the object.
-        let at = if empty {
-            close
-        } else {
-            text[..close].trim_end().len()
+        let at = match position {
+            _ if empty => close,
+            // Before the first member's key.
+            ReasonPosition::First => object.first_key_start()?,
+            // After the last member's text, before the whitespace that closes the object.
+            ReasonPosition::Last => text[..close].trim_end().len(),
         };
-        splices.insert(at, recalled.member(empty));
+        splices.insert(at, recalled.member(empty, position));
         return Some(());
     }
     // Arguments that travel as the text of a JSON object (Chat, Responses).
     let written = arguments.as_str()?;
     let (start, end) = arguments.string_span()?;
     if written.trim().is_empty() {
-        let object = format!("\"{{{}}}\"", recalled.member_in_string(true));
+        let object = format!("\"{{{}}}\"", recalled.member_in_string(true, position));
         splices.replace(start, end, object);
         return Some(());
     }
@@ -326,22 +340,36 @@ fn give_back<'r>(
             _ => return None,
         },
     };
-    let (from, to, text) = reason_into_string(&text[start..end], empty, recalled)?;
+    let (from, to, text) = reason_into_string(&text[start..end], empty, recalled, position)?;
     splices.replace(start + from, start + to, text);
     Some(())
 }
 
 /// The splice that gives the object a JSON string's text holds (`"{…}"`, as written, escapes
 /// and all; `empty` when the object has no members) the member `"reason":` and the recalled
-/// reason last, written in the string's escapes. When the string's last `}` is not plainly the
-/// object's (its closing brace written as an escape), the whole string is written again,
-/// holding the object with its reason.
+/// reason at `position`, written in the string's escapes. When the string's brace on that side
+/// is not plainly the object's (written as an escape, or after other escapes), the whole
+/// string is written again, holding the object with its reason at its place.
 fn reason_into_string<'r>(
     string: &str,
     empty: bool,
     recalled: &'r Recalled,
+    position: ReasonPosition,
 ) -> Option<(usize, usize, Cow<'r, str>)> {
     let inside = string.strip_prefix('"')?.strip_suffix('"')?;
+    let opening = inside.trim_start_matches([' ', '\t', '\n', '\r']);
+    match position {
+        ReasonPosition::First if !empty && opening.starts_with('{') => {
+            // Just after the opening brace, in `string`'s positions (its quote is one byte).
+            let at = 1 + (inside.len() - opening.len()) + 1;
+            let member = recalled.member_in_string(empty, position);
+            return Some((at, at, Cow::Borrowed(member)));
+        }
+        ReasonPosition::First if !empty => {
+            return rewritten_with_reason(string, recalled, position)
+        }
+        _ => {}
+    }
     if let Some(close) = inside.rfind('}') {
         let after = &inside[close + 1..];
         // What follows the brace holds no escape other than whitespace's: it is the closing one.
@@ -349,15 +377,25 @@ fn reason_into_string<'r>(
             || serde_json::from_str::<String>(&format!("\"{after}\""))
                 .is_ok_and(|after| after.trim().is_empty());
         if only_whitespace {
-            let member = recalled.member_in_string(empty);
+            let member = recalled.member_in_string(empty, position);
             return Some((close + 1, close + 1, Cow::Borrowed(member)));
         }
     }
+    rewritten_with_reason(string, recalled, position)
+}
+
+/// The splice that writes a JSON string holding an object again, with the recalled reason at
+/// `position` in the object.
+fn rewritten_with_reason<'r>(
+    string: &str,
+    recalled: &'r Recalled,
+    position: ReasonPosition,
+) -> Option<(usize, usize, Cow<'r, str>)> {
     let written: String = serde_json::from_str(string).ok()?;
     let Value::Object(mut object) = serde_json::from_str(&written).ok()? else {
         return None;
     };
-    object.insert(REASON_PARAM.to_owned(), recalled.reason.clone());
+    position.put(&mut object, recalled.reason.clone());
     let text = Value::String(Value::Object(object).to_string()).to_string();
     Some((0, string.len(), Cow::Owned(text)))
 }
@@ -374,19 +412,37 @@ mod tests {
         names.iter().map(|name| (*name).to_owned()).collect()
     }
 
-    /// [`restore`] on a history written as `raw`.
+    /// [`restore`] on a history written as `raw`, the reason last.
     fn restore_written(
         api: Api,
         raw: &RawValue,
         tracked: &ToolNames,
         recall: &Recall,
     ) -> Option<(String, usize)> {
+        restore_written_at(api, raw, tracked, recall, ReasonPosition::Last)
+    }
+
+    /// [`restore`] on a history written as `raw`, the reason at `position`.
+    fn restore_written_at(
+        api: Api,
+        raw: &RawValue,
+        tracked: &ToolNames,
+        recall: &Recall,
+        position: ReasonPosition,
+    ) -> Option<(String, usize)> {
         let mut parser = Parser::default();
         let history = InText {
             value: parser.parse(raw.get()).ok()?,
             text: raw.get(),
         };
-        let splices = restore(api, &history, tracked, recall, &mut Parser::default())?;
+        let splices = restore(
+            api,
+            &history,
+            tracked,
+            recall,
+            &mut Parser::default(),
+            position,
+        )?;
         let given = splices.len();
         Some((String::from_utf8(splices.apply(raw.get())).unwrap(), given))
     }
@@ -476,6 +532,51 @@ mod tests {
         .unwrap();
         let restored: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(restored[0]["arguments"], "{\"reason\":\"Count\"}");
+    }
+
+    #[test]
+    fn with_the_reason_first_it_is_given_back_first() {
+        let mut recall = Recall::default();
+        recall.note("t", "Bash", &json!("Look"));
+        recall.note("c", "shell", &json!("Count"));
+        let first = ReasonPosition::First;
+        let anthropic = RawValue::from_string(
+            r#"[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{ "command": "ls", "n": 1 }}]}]"#
+                .to_owned(),
+        )
+        .unwrap();
+        let (text, given) = restore_written_at(
+            Api::Anthropic,
+            &anthropic,
+            &tracked(&["Bash"]),
+            &recall,
+            first,
+        )
+        .unwrap();
+        assert_eq!(given, 1);
+        assert!(
+            text.contains(r#""input":{ "reason":"Look","command": "ls", "n": 1 }"#),
+            "{text}"
+        );
+        for (arguments, expected) in [
+            (
+                r#""{\"command\":[\"wc\"]}""#,
+                r#""{\"reason\":\"Count\",\"command\":[\"wc\"]}""#,
+            ),
+            (r#"" {}""#, r#"" {\"reason\":\"Count\"}""#),
+            (r#""""#, r#""{\"reason\":\"Count\"}""#),
+            // A brace written as an escape: the string is written again, the reason first.
+            (r#""\u007b\"a\":1}""#, r#""{\"reason\":\"Count\",\"a\":1}""#),
+        ] {
+            let chat = format!(
+                r#"[{{"role":"assistant","tool_calls":[{{"id":"c","type":"function","function":{{"name":"shell","arguments":{arguments}}}}}]}}]"#
+            );
+            let raw = RawValue::from_string(chat.clone()).unwrap();
+            let (text, _) =
+                restore_written_at(Api::OpenAiChat, &raw, &tracked(&["shell"]), &recall, first)
+                    .unwrap();
+            assert_eq!(text, chat.replace(arguments, expected), "{arguments}");
+        }
     }
 
     #[test]
@@ -583,6 +684,7 @@ mod tests {
         history: &Value,
         tracked: &ToolNames,
         recall: &Recall,
+        position: ReasonPosition,
     ) -> Value {
         let mut history = history.clone();
         let shape = api.history().unwrap();
@@ -615,7 +717,7 @@ mod tests {
                 let reason = recalled.reason.clone();
                 match api.arguments_mut(call) {
                     Some(Value::Object(object)) if !object.contains_key(REASON_PARAM) => {
-                        object.insert(REASON_PARAM.to_owned(), reason);
+                        position.put(object, reason);
                     }
                     Some(Value::String(text)) => {
                         let object = if text.trim().is_empty() {
@@ -629,7 +731,7 @@ mod tests {
                         if let Some(mut object) =
                             object.filter(|object| !object.contains_key(REASON_PARAM))
                         {
-                            object.insert(REASON_PARAM.to_owned(), reason);
+                            position.put(&mut object, reason);
                             *text = Value::Object(object).to_string();
                         }
                     }
@@ -717,7 +819,12 @@ mod tests {
 
     proptest! {
         #[test]
-        fn restoring_agrees_with_the_rules_on_values((api, history) in a_history(), pretty in any::<bool>()) {
+        fn restoring_agrees_with_the_rules_on_values(
+            (api, history) in a_history(),
+            pretty in any::<bool>(),
+            first in any::<bool>(),
+        ) {
+            let position = if first { ReasonPosition::First } else { ReasonPosition::Last };
             let mut recall = Recall::default();
             recall.note("a", "Bash", &json!("Look first"));
             recall.note("b", "Read", &json!({"not": "a string"}));
@@ -729,17 +836,17 @@ mod tests {
                 history.to_string()
             };
             let raw = RawValue::from_string(text.clone()).unwrap();
-            let expected = restored_by_the_rules(api, &history, &tracked, &recall);
+            let expected = restored_by_the_rules(api, &history, &tracked, &recall, position);
             // Arguments written as text keep the text they were written as: compared as the
-            // objects they hold.
-            let expected = objects_in_strings(expected);
-            match restore_written(api, &raw, &tracked, &recall) {
+            // objects they hold, written out so that the order of their keys counts too.
+            let expected = objects_in_strings(expected).to_string();
+            match restore_written_at(api, &raw, &tracked, &recall, position) {
                 Some((restored, given)) => {
                     prop_assert!(given > 0);
                     let restored = serde_json::from_str::<Value>(&restored).unwrap();
-                    prop_assert_eq!(objects_in_strings(restored), expected);
+                    prop_assert_eq!(objects_in_strings(restored).to_string(), expected);
                 }
-                None => prop_assert_eq!(objects_in_strings(history), expected),
+                None => prop_assert_eq!(objects_in_strings(history).to_string(), expected),
             }
         }
     }

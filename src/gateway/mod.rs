@@ -9,11 +9,12 @@
 //! ```
 //! use reasons::apis::Api;
 //! use reasons::gateway::Exchange;
+//! use reasons::layer::ReasonPosition;
 //!
 //! let path = "/v1/messages";
 //! let api = Api::of_path(path).unwrap();
 //! let request = br#"{"model":"m","tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}"#;
-//! let (exchange, augmented) = Exchange::new(api, path, request, true, None);
+//! let (exchange, augmented) = Exchange::new(api, path, request, true, None, ReasonPosition::Last);
 //! let augmented = String::from_utf8(augmented.unwrap()).unwrap();
 //! assert!(augmented.contains(r#""reason":{"type":"string""#));
 //!
@@ -50,7 +51,7 @@ use serde_json::Value;
 
 use crate::apis::Api;
 use crate::layer::wire::strip_answer;
-use crate::layer::{TakenReason, ToolNames};
+use crate::layer::{ReasonPosition, TakenReason, ToolNames};
 
 /// Headers in which agents name their session: Claude Code's, and Codex CLI's.
 pub const SESSION_HEADERS: [&str; 2] = ["x-claude-code-session-id", "session-id"];
@@ -81,15 +82,17 @@ impl Exchange {
     /// With `recall`, the calls of the request's history get back the reasons it remembers
     /// (see [`Recall`]). The same body and recall always give the same bytes, so that a
     /// provider's prompt cache keeps hitting; a body that is not JSON, or holds no `tools`
-    /// array, goes on as it came.
+    /// array, goes on as it came. The parameter goes at `position` among each declaration's
+    /// properties, and a reason given back goes at the same place among a call's arguments.
     pub fn new(
         api: Api,
         path: &str,
         body: &[u8],
         strip: bool,
         recall: Option<&dyn Lookup>,
+        position: ReasonPosition,
     ) -> (Exchange, Option<Vec<u8>>) {
-        let request = request::augment(api, body, recall);
+        let request = request::augment(api, body, recall, position);
         let exchange = Exchange {
             api,
             answers_with_calls: api.answers_with_calls(path),

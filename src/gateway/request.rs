@@ -20,7 +20,7 @@ use super::splices::Splices;
 use crate::apis::Api;
 use crate::json::{Json, Object, Parser};
 use crate::layer::wire::augment_tools;
-use crate::layer::ToolNames;
+use crate::layer::{ReasonPosition, ToolNames};
 
 /// A request after the layer.
 #[derive(Debug, Default)]
@@ -37,15 +37,21 @@ pub struct Augmented {
     pub restored: usize,
 }
 
-/// Augments the `tools` of a request body in the API's shape, and gives the calls of its
-/// history the reasons `recall` remembers (see `history`).
-pub fn augment(api: Api, body: &[u8], recall: Option<&dyn Lookup>) -> Augmented {
+/// Augments the `tools` of a request body in the API's shape, the parameter at `position` among
+/// each declaration's properties, and gives the calls of its history the reasons `recall`
+/// remembers at the same place in their arguments (see `history`).
+pub fn augment(
+    api: Api,
+    body: &[u8],
+    recall: Option<&dyn Lookup>,
+    position: ReasonPosition,
+) -> Augmented {
     PARSERS.with(|parsers| {
         let Parsers {
             body: parser,
             arguments,
         } = &mut *parsers.borrow_mut();
-        let augmented = augment_with(api, body, recall, parser, arguments);
+        let augmented = augment_with(api, body, (recall, position), parser, arguments);
         parser.shrink_to(KEPT_NODES);
         arguments.shrink_to(KEPT_NODES);
         augmented
@@ -85,7 +91,7 @@ thread_local! {
 fn augment_with(
     api: Api,
     body: &[u8],
-    recall: Option<&dyn Lookup>,
+    (recall, position): (Option<&dyn Lookup>, ReasonPosition),
     parser: &mut Parser,
     arguments: &mut Parser,
 ) -> Augmented {
@@ -126,7 +132,7 @@ fn augment_with(
             ..Augmented::default()
         };
     };
-    let listing = augment_tools(api, &declarations);
+    let listing = augment_tools(api, &declarations, position);
     let mut splices = Splices::default();
     if listing.changed {
         let (start, end) = tools.span;
@@ -157,7 +163,10 @@ fn augment_with(
                         value,
                         text: object.text,
                     };
-                    Some((0, restore(api, &history, tracked, recall, arguments)?))
+                    Some((
+                        0,
+                        restore(api, &history, tracked, recall, arguments, position)?,
+                    ))
                 }
                 // Read by serde_json (rarely: a key written twice, text the parser is not sure
                 // of): the history is parsed on its own, as a `Value` would read it.
@@ -169,7 +178,10 @@ fn augment_with(
                         text: written,
                     };
                     let (start, _) = member.span;
-                    Some((start, restore(api, &parsed, tracked, recall, arguments)?))
+                    Some((
+                        start,
+                        restore(api, &parsed, tracked, recall, arguments, position)?,
+                    ))
                 }
             }
         });
@@ -345,7 +357,7 @@ mod tests {
             r#"{{ "model" : "m", "max_tokens": 1e400, "messages": [{{"role":"user","content":"caf\u00e9 \ud83d\ude00"}}], "tools": [{}] }}"#,
             bash()
         );
-        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last);
         let out = String::from_utf8(augmented.body.expect("augmented")).unwrap();
         // Everything around the tools' value is as it came, spaces and escapes and all.
         let tools_at = body.find(r#""tools": "#).unwrap() + r#""tools": "#.len();
@@ -365,10 +377,14 @@ mod tests {
         let body = json!({"model": "m", "tools": [bash(), {"type": "web_search_20250305",
             "name": "web_search", "max_uses": 5}]})
         .to_string();
-        let first = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+        let first = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last)
+            .body
+            .unwrap();
         for _ in 0..10 {
             assert_eq!(
-                augment(Api::Anthropic, body.as_bytes(), None).body.unwrap(),
+                augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last)
+                    .body
+                    .unwrap(),
                 first
             );
         }
@@ -380,7 +396,7 @@ mod tests {
             "properties": {"reason": {"type": "string"}}}});
         let server = json!({"type": "web_search_20250305", "name": "web_search"});
         let body = json!({"tools": [own, server]}).to_string();
-        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last);
         assert_eq!(augmented.body, None);
         assert!(augmented.tracked.is_empty());
     }
@@ -395,14 +411,23 @@ mod tests {
             b"{\"tools\":[],\"tools\":[{\"name\":\"a\",\"input_schema\":{}}]}",
             b"{\"tools\":[]}",
         ] {
-            let augmented = augment(Api::Anthropic, body, None);
+            let augmented = augment(Api::Anthropic, body, None, ReasonPosition::Last);
             assert_eq!(augmented.body, None, "{}", String::from_utf8_lossy(body));
             assert!(augmented.tracked.is_empty());
         }
-        assert!(augment(Api::Anthropic, b"not json", None).problem.is_some());
-        assert!(augment(Api::Anthropic, b"{\"tools\":\"all\"}", None)
-            .problem
-            .is_some());
+        assert!(
+            augment(Api::Anthropic, b"not json", None, ReasonPosition::Last)
+                .problem
+                .is_some()
+        );
+        assert!(augment(
+            Api::Anthropic,
+            b"{\"tools\":\"all\"}",
+            None,
+            ReasonPosition::Last
+        )
+        .problem
+        .is_some());
     }
 
     /// What Claude Code 2.1.328 sends in auto mode, around the tools.
@@ -419,13 +444,14 @@ mod tests {
     #[test]
     fn the_tool_use_safeguard_goes_and_every_other_byte_stays() {
         let body = with_safeguards(&format!("[{SAFEGUARD}]"), &[bash()]);
-        let out = augment(Api::Anthropic, body.as_bytes(), None);
+        let out = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last);
         let out = String::from_utf8(out.body.unwrap()).unwrap();
         // Nothing remains of it, key and all, and the rest is as the agent wrote it.
         let augmented_tools = augment(
             Api::Anthropic,
             with_safeguards("[]", &[bash()]).as_bytes(),
             None,
+            ReasonPosition::Last,
         );
         let expected = String::from_utf8(augmented_tools.body.unwrap())
             .unwrap()
@@ -438,7 +464,9 @@ mod tests {
         assert!(!out.contains("safeguards") && !out.contains("dangerous"));
         // The same body, the same bytes, every time: the prompt cache keeps hitting.
         for _ in 0..5 {
-            let again = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+            let again = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last)
+                .body
+                .unwrap();
             assert_eq!(again, out.as_bytes());
         }
     }
@@ -447,7 +475,9 @@ mod tests {
     fn other_safeguards_stay_as_they_were_written() {
         let other = r#"{"type" : "prompt_injection",  "level":2}"#;
         let body = with_safeguards(&format!("[ {SAFEGUARD} , {other} ]"), &[bash()]);
-        let out = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+        let out = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last)
+            .body
+            .unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(
             out.contains(&format!(r#" "safeguards" : [{other}] ,"stream""#)),
@@ -459,7 +489,9 @@ mod tests {
     #[test]
     fn the_safeguard_goes_from_any_place_in_the_object() {
         let safeguards = format!("[{SAFEGUARD}]");
-        let tools = Value::from(augment_tools(Api::Anthropic, &[bash()]).tools).to_string();
+        let tools =
+            Value::from(augment_tools(Api::Anthropic, &[bash()], ReasonPosition::Last).tools)
+                .to_string();
         for (body, expected) in [
             (
                 format!(" {{ \"safeguards\":{safeguards} ,\n\"tools\":[]}}"),
@@ -471,7 +503,9 @@ mod tests {
             ),
         ] {
             let body = body.replace("\"tools\":[]", &format!("\"tools\":[{}]", bash()));
-            let out = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+            let out = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last)
+                .body
+                .unwrap();
             let out = String::from_utf8(out).unwrap();
             assert_eq!(out.replace(&tools, "[]"), expected, "{out}");
             serde_json::from_str::<Value>(&out).expect("still JSON");
@@ -484,7 +518,7 @@ mod tests {
         echo["name"] = json!("mcp__everything__echo");
         echo["input_schema"]["properties"][REASON_PARAM] = reason_property();
         let body = with_safeguards(&format!("[{SAFEGUARD}]"), &[echo]);
-        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last);
         assert_eq!(
             augmented.tracked.into_iter().collect::<Vec<_>>(),
             ["mcp__everything__echo"]
@@ -503,7 +537,7 @@ mod tests {
             "properties": {"reason": {"type": "string"}}}});
         for tools in [vec![], vec![own]] {
             let body = with_safeguards(&format!("[{SAFEGUARD}]"), &tools);
-            let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+            let augmented = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last);
             assert_eq!(augmented.body, None);
             assert!(augmented.tracked.is_empty());
         }
@@ -511,7 +545,7 @@ mod tests {
         let chat = json!({"tools": [{"type": "function", "function": {"name": "shell",
             "parameters": {"type": "object"}}}], "safeguards": [SAFEGUARD]})
         .to_string();
-        let out = augment(Api::OpenAiChat, chat.as_bytes(), None)
+        let out = augment(Api::OpenAiChat, chat.as_bytes(), None, ReasonPosition::Last)
             .body
             .unwrap();
         assert!(String::from_utf8(out)
@@ -525,7 +559,7 @@ mod tests {
             r#""stream":true"#,
             &format!(r#""safeguards":[{SAFEGUARD}]"#),
         );
-        let augmented = augment(Api::Anthropic, body.as_bytes(), None);
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last);
         assert_eq!(augmented.body, None);
         assert!(augmented.tracked.is_empty());
         assert!(augmented.problem.unwrap().contains("safeguards"));
@@ -560,7 +594,9 @@ mod tests {
         assert_eq!(tree[0].0, "tools");
         assert_eq!(tree.len(), 7);
         // Augmented the same way whichever read it: only the tools' value is new.
-        let augmented = augment(Api::Anthropic, body.as_bytes(), None).body.unwrap();
+        let augmented = augment(Api::Anthropic, body.as_bytes(), None, ReasonPosition::Last)
+            .body
+            .unwrap();
         let text = String::from_utf8(augmented).unwrap();
         let (start, end) = tree[0].1;
         assert!(text.starts_with(&body[..start]), "{text}");
@@ -582,10 +618,80 @@ mod tests {
             r#""role":"user","role":"assistant""#,
         );
         assert!(Parser::rejecting_duplicate_keys().parse(&body).is_err());
-        let augmented = augment(Api::Anthropic, body.as_bytes(), Some(&recall));
+        let augmented = augment(
+            Api::Anthropic,
+            body.as_bytes(),
+            Some(&recall),
+            ReasonPosition::Last,
+        );
         assert_eq!(augmented.restored, 1);
         let text = String::from_utf8(augmented.body.unwrap()).unwrap();
         assert!(text.contains(r#""role":"user","role":"assistant""#));
         assert!(text.contains(r#"{"command":"ls","reason":"Look"}"#));
+    }
+
+    #[test]
+    fn each_api_gets_the_reason_at_the_place_asked_and_the_answer_is_stripped() {
+        let schema = json!({"type": "object",
+            "properties": {"command": {"type": "string"}, "cwd": {"type": "string"}},
+            "required": ["command"]});
+        let bodies = [
+            (
+                Api::Anthropic,
+                "/v1/messages",
+                json!({"model": "m", "tools": [{"name": "Bash", "input_schema": schema}]}),
+                "/tools/0/input_schema/properties",
+            ),
+            (
+                Api::OpenAiChat,
+                "/v1/chat/completions",
+                json!({"model": "m", "tools": [{"type": "function",
+                    "function": {"name": "Bash", "parameters": schema}}]}),
+                "/tools/0/function/parameters/properties",
+            ),
+            (
+                Api::OpenAiResponses,
+                "/v1/responses",
+                json!({"model": "m", "tools": [{"type": "function", "name": "Bash",
+                    "parameters": schema}]}),
+                "/tools/0/parameters/properties",
+            ),
+            (
+                Api::Gemini,
+                "/v1beta/models/m:generateContent",
+                json!({"tools": [{"functionDeclarations": [{"name": "Bash",
+                    "parametersJsonSchema": schema}]}]}),
+                "/tools/0/functionDeclarations/0/parametersJsonSchema/properties",
+            ),
+        ];
+        for (api, path, body, properties) in bodies {
+            for (position, order) in [
+                (ReasonPosition::First, ["reason", "command", "cwd"]),
+                (ReasonPosition::Last, ["command", "cwd", "reason"]),
+            ] {
+                let body = body.to_string();
+                let (exchange, augmented) =
+                    crate::gateway::Exchange::new(api, path, body.as_bytes(), true, None, position);
+                let augmented = augmented.expect("augmented");
+                // The same body gives the same bytes.
+                let (_, again) =
+                    crate::gateway::Exchange::new(api, path, body.as_bytes(), true, None, position);
+                assert_eq!(again.as_ref(), Some(&augmented), "{api:?}");
+                let sent: Value = serde_json::from_slice(&augmented).unwrap();
+                let keys: Vec<&String> = sent
+                    .pointer(properties)
+                    .and_then(Value::as_object)
+                    .expect("properties")
+                    .keys()
+                    .collect();
+                assert_eq!(keys, order, "{api:?} {position:?}");
+                assert_eq!(
+                    sent.pointer(&properties.replace("properties", "required")),
+                    Some(&json!(["command"])),
+                    "{api:?}"
+                );
+                assert_eq!(exchange.tracked().len(), 1, "{api:?}");
+            }
+        }
     }
 }

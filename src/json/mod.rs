@@ -734,6 +734,15 @@ impl<'p> Object<'p> {
         self.len
     }
 
+    /// Where the first member's key starts in the text (its opening quote), when there is one:
+    /// a member spliced in there comes first.
+    pub(crate) fn first_key_start(self) -> Option<usize> {
+        match self.entries().first()? {
+            Node::String { start, .. } => Some(start - 1),
+            _ => None,
+        }
+    }
+
     pub(crate) fn contains_key(self, key: &str) -> bool {
         self.get(key).is_some()
     }

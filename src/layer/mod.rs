@@ -24,7 +24,9 @@ use crate::visible::visible;
 
 pub mod wire;
 
-pub use crate::reason_parameter::{reason_property, REASON_DESCRIPTION, REASON_PARAM};
+pub use crate::reason_parameter::{
+    reason_property, ReasonPosition, REASON_DESCRIPTION, REASON_PARAM,
+};
 
 /// The set of tool names whose calls the layer strips.
 pub type ToolNames = BTreeSet<String>;
@@ -133,11 +135,11 @@ fn requires_reason(schema: &Map<String, Value>) -> bool {
         .is_some_and(|required| required.iter().any(|name| name == REASON_PARAM))
 }
 
-/// Returns a copy of `declaration` with the reason parameter added, or `None` when the layer
-/// leaves it alone (unreadable, or a collision).
+/// Returns a copy of `declaration` with the reason parameter added at `position` among its
+/// properties, or `None` when the layer leaves it alone (unreadable, or a collision).
 ///
 /// `required` is never touched: a model that omits the reason still makes a valid call.
-pub fn augment_declaration(declaration: &Value) -> Option<Value> {
+pub fn augment_declaration(declaration: &Value, position: ReasonPosition) -> Option<Value> {
     let Declaration::Augmentable { api: envelope, .. } = Declaration::classify(declaration) else {
         return None;
     };
@@ -150,7 +152,7 @@ pub fn augment_declaration(declaration: &Value) -> Option<Value> {
         .entry("properties")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()?;
-    properties.insert(REASON_PARAM.to_owned(), reason_property());
+    position.put(properties, reason_property());
     Some(augmented)
 }
 
@@ -165,6 +167,8 @@ pub struct Listing {
     left_alone: ToolNames,
     /// Whether declarations already carrying the layer's own `reason` are tracked.
     claims_the_layers_own: bool,
+    /// Where the parameter goes among each declaration's properties.
+    position: ReasonPosition,
 }
 
 impl Listing {
@@ -183,6 +187,12 @@ impl Listing {
             claims_the_layers_own: true,
             ..Listing::default()
         }
+    }
+
+    /// The same listing, putting the parameter at `position` among each declaration's
+    /// properties (the default is [`ReasonPosition::Last`]).
+    pub fn placing(self, position: ReasonPosition) -> Listing {
+        Listing { position, ..self }
     }
 
     /// Augments one page of declarations, returning the copies to publish, in the same order.
@@ -217,7 +227,7 @@ impl Listing {
             }
             return declaration.clone();
         }
-        match augment_declaration(declaration) {
+        match augment_declaration(declaration, self.position) {
             Some(augmented) => {
                 if let Some(name) = name {
                     self.augmented.insert(name);
@@ -464,6 +474,8 @@ pub trait Provider: Send + Sync {
 #[derive(Debug)]
 pub struct Reasons<P> {
     inner: P,
+    /// Where the parameter goes among each declaration's properties.
+    position: ReasonPosition,
     /// `None` until the first listing: before it, nothing is stripped.
     tracked: Mutex<Option<Arc<ToolNames>>>,
 }
@@ -473,8 +485,45 @@ impl<P: Provider> Reasons<P> {
     pub fn new(inner: P) -> Reasons<P> {
         Reasons {
             inner,
+            position: ReasonPosition::default(),
             tracked: Mutex::new(None),
         }
+    }
+
+    /// The same layer, putting the `reason` parameter at `position` among each declaration's
+    /// properties: [`ReasonPosition::First`] asks the model for the reason before the
+    /// arguments, [`ReasonPosition::Last`] (the default) after them. Nothing else changes: the
+    /// parameter is never required, and the same catalogue always gives the same declarations.
+    ///
+    /// ```
+    /// use reasons::layer::{ListError, Provider, ReasonPosition, Reasons, ToolResult};
+    /// use serde_json::{json, Value};
+    ///
+    /// struct Shell;
+    /// impl Provider for Shell {
+    ///     fn list_tools(&self) -> Result<Vec<Value>, ListError> {
+    ///         Ok(vec![json!({"type": "function", "function": {"name": "bash",
+    ///             "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
+    ///                            "required": ["command"]}}})])
+    ///     }
+    ///     fn execute(&self, calls: Vec<Value>) -> Vec<ToolResult> {
+    ///         calls.iter().map(|_| ToolResult::error(None, "not run")).collect()
+    ///     }
+    /// }
+    ///
+    /// let layer = Reasons::new(Shell).reason_position(ReasonPosition::First);
+    /// let tools = layer.list_tools().unwrap();
+    /// let properties = tools[0]["function"]["parameters"]["properties"].as_object().unwrap();
+    /// assert_eq!(properties.keys().collect::<Vec<_>>(), ["reason", "command"]);
+    /// assert_eq!(tools[0]["function"]["parameters"]["required"], json!(["command"]));
+    /// ```
+    pub fn reason_position(self, position: ReasonPosition) -> Reasons<P> {
+        Reasons { position, ..self }
+    }
+
+    /// Where this layer puts the `reason` parameter.
+    pub fn position(&self) -> ReasonPosition {
+        self.position
     }
 
     /// The wrapped provider.
@@ -510,7 +559,7 @@ impl<P: Provider> Provider for Reasons<P> {
                     panic_message(&*panic)
                 )
             })??;
-        let mut listing = Listing::new();
+        let mut listing = Listing::new().placing(self.position);
         let augmented = listing.add_page(&declarations);
         *self.tracked.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(Arc::new(listing.tracked()));

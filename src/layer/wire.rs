@@ -11,6 +11,7 @@
 //! ```
 //! use reasons::apis::Api;
 //! use reasons::layer::wire::{augment_tools, strip_answer};
+//! use reasons::layer::ReasonPosition;
 //! use serde_json::json;
 //!
 //! let tools = [
@@ -18,7 +19,7 @@
 //!         "parametersJsonSchema": {"type": "object", "properties": {"command": {"type": "string"}}}}]}),
 //!     json!({"googleSearch": {}}),
 //! ];
-//! let listing = augment_tools(Api::Gemini, &tools);
+//! let listing = augment_tools(Api::Gemini, &tools, ReasonPosition::Last);
 //! assert!(listing.changed);
 //! assert!(listing.tools[0]
 //!     .pointer("/functionDeclarations/0/parametersJsonSchema/properties/reason")
@@ -38,7 +39,7 @@
 
 use serde_json::Value;
 
-use super::{strip_noting_as, Listing, TakenReason, ToolNames};
+use super::{strip_noting_as, Listing, ReasonPosition, TakenReason, ToolNames};
 use crate::apis::Api;
 
 /// One request's listing: its `tools` as they go upstream, and the tools whose calls in its
@@ -59,8 +60,9 @@ pub struct AugmentedTools {
 /// `reasons proxy`) goes on as it came and is tracked: its calls are the layer's
 /// ([`Listing::claiming_the_layers_own`]). Entries that declare no function in the API's own
 /// shape (server-side tools, other kinds, a shape from another API) go upstream as they came.
-pub fn augment_tools(api: Api, tools: &[Value]) -> AugmentedTools {
-    let mut listing = Listing::claiming_the_layers_own();
+/// The parameter goes at `position` among each declaration's properties.
+pub fn augment_tools(api: Api, tools: &[Value], position: ReasonPosition) -> AugmentedTools {
+    let mut listing = Listing::claiming_the_layers_own().placing(position);
     let published: Vec<Value> = tools
         .iter()
         .map(|tool| {

@@ -583,6 +583,7 @@ fn without_augment_catalogues_pass_but_still_decide_the_strip() {
     let mut filter = Filter::new(Options {
         augment: false,
         strip: true,
+        ..Options::default()
     });
     let listing = line(&list_result(json!(1), vec![mcp_tool("fs_write")], None));
     assert_untouched(&filter.line(&listing), &listing);
@@ -595,6 +596,7 @@ fn without_strip_calls_pass() {
     let mut filter = Filter::new(Options {
         augment: true,
         strip: false,
+        ..Options::default()
     });
     let listing = line(&list_result(json!(1), vec![mcp_tool("fs_write")], None));
     assert!(filter.line(&listing).is_rewritten());
@@ -625,7 +627,7 @@ fn a_taken_reason_reads_as_one_line() {
 
 #[test]
 fn the_proxy_augments_only_answers_to_tools_list() {
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     // A result with a `tools` array that answers some other request is not a listing.
     let other = line(&list_result(json!(1), vec![mcp_tool("fs_write")], None));
     assert_untouched(&server.line(&other), &other);
@@ -643,7 +645,7 @@ fn the_proxy_augments_only_answers_to_tools_list() {
 
 #[test]
 fn the_proxy_tells_number_ids_from_string_ids() {
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     client.line(&line(&list_request(json!("1"), None)));
     let listing = line(&list_result(json!(1), vec![mcp_tool("fs_write")], None));
     assert_untouched(&server.line(&listing), &listing);
@@ -653,14 +655,14 @@ fn the_proxy_tells_number_ids_from_string_ids() {
 
 #[test]
 fn the_proxy_strips_nothing_before_a_listing() {
-    let (mut client, _server) = proxy_halves();
+    let (mut client, _server) = proxy_halves(ReasonPosition::Last);
     let call = line(&tools_call(json!(1), "fs_write", with_reason()));
     assert_untouched(&client.line(&call), &call);
 }
 
 #[test]
 fn the_proxy_continues_a_listing_when_the_request_has_a_cursor() {
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     client.line(&line(&list_request(json!(1), None)));
     server.line(&line(&list_result(
         json!(1),
@@ -682,7 +684,7 @@ fn the_proxy_continues_a_listing_when_the_request_has_a_cursor() {
 
 #[test]
 fn the_proxy_forgets_a_listing_request_answered_with_an_error() {
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     client.line(&line(&list_request(json!(1), None)));
     let error = line(&json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "no"}}));
     assert_untouched(&server.line(&error), &error);
@@ -692,7 +694,7 @@ fn the_proxy_forgets_a_listing_request_answered_with_an_error() {
 
 #[test]
 fn the_proxy_keeps_the_rest_of_a_2026_listing() {
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     client.line(&line(&list_request(json!("l1"), None)));
     let mut listing = list_result(json!("l1"), vec![mcp_tool("a")], None);
     listing["result"]["ttlMs"] = json!(60000);
@@ -704,7 +706,7 @@ fn the_proxy_keeps_the_rest_of_a_2026_listing() {
 
 #[test]
 fn the_proxy_passes_everything_else_untouched() {
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     client.line(&line(&list_request(json!(1), None)));
     server.line(&line(&list_result(
         json!(1),
@@ -729,7 +731,7 @@ fn the_proxy_passes_everything_else_untouched() {
 
 #[test]
 fn the_proxy_sees_a_method_written_with_an_escaped_slash() {
-    let (mut client, mut server) = proxy_halves();
+    let (mut client, mut server) = proxy_halves(ReasonPosition::Last);
     client.line(br#"{"jsonrpc":"2.0","id":1,"method":"tools\/list"}"#);
     server.line(&line(&list_result(
         json!(1),
@@ -748,4 +750,74 @@ fn prose_that_mentions_tools_is_not_looked_at() {
     let result = line(&json!({"jsonrpc": "2.0", "id": 5, "result": {"content": [
         {"type": "text", "text": "tools arguments input parameters"}]}}));
     assert_untouched(&filter.line(&result), &result);
+}
+
+/// The property names of the first MCP declaration of a `tools/list` result line.
+fn listed_property_names(line: &[u8]) -> Vec<String> {
+    parsed(line)["result"]["tools"][0]["inputSchema"]["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_filter_and_the_proxy_put_the_reason_at_the_place_asked() {
+    let tool = json!({"name": "fs_write", "inputSchema": {"type": "object",
+        "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
+        "required": ["path"]}});
+    let listing = line(&list_result(json!(1), vec![tool.clone()], None));
+    for (position, order) in [
+        (ReasonPosition::First, ["reason", "path", "text"]),
+        (ReasonPosition::Last, ["path", "text", "reason"]),
+    ] {
+        let mut filter = Filter::new(Options {
+            position,
+            ..Options::default()
+        });
+        let out = filter.line(&listing);
+        assert_eq!(
+            listed_property_names(&out.bytes),
+            order,
+            "filter {position:?}"
+        );
+        assert_eq!(
+            parsed(&out.bytes)["result"]["tools"][0]["inputSchema"]["required"],
+            json!(["path"])
+        );
+        // The same line gives the same bytes.
+        assert_eq!(filter.line(&listing).bytes, out.bytes);
+        let call = line(&tools_call(json!(2), "fs_write", with_reason()));
+        let stripped = filter.line(&call);
+        assert_eq!(
+            parsed(&stripped.bytes)["params"]["arguments"],
+            json!({"path": "a.txt"})
+        );
+
+        // A bare array of declarations (a request body's `tools` too) gets the same place.
+        let bare_line = line(&json!([tool.clone()]));
+        let bare = filter.line(&bare_line);
+        let names: Vec<String> = parsed(&bare.bytes)[0]["inputSchema"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(names, order, "bare {position:?}");
+
+        let (mut client, mut server) = proxy_halves(position);
+        client.line(&line(&list_request(json!(1), None)));
+        let out = server.line(&listing);
+        assert_eq!(
+            listed_property_names(&out.bytes),
+            order,
+            "proxy {position:?}"
+        );
+        let stripped = client.line(&call);
+        assert_eq!(
+            parsed(&stripped.bytes)["params"]["arguments"],
+            json!({"path": "a.txt"})
+        );
+    }
 }

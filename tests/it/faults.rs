@@ -21,6 +21,7 @@ use reasons::gateway::Exchange;
 use crate::util::gateway::{Gateway, SECRET};
 use crate::util::read_reasons_log;
 use crate::util::upstream::{request, sse, Answer, Fault, Reply, Upstream};
+use reasons::layer::ReasonPosition;
 
 /// A call in a recorded stream, and the events that start and complete it.
 #[derive(Debug, Clone)]
@@ -351,7 +352,14 @@ struct Through {
 fn through(recorded: &Recorded, at: usize, writes: &[usize], cleanly: bool) -> Through {
     let path = recorded.path.split('?').next().expect("a path");
     let api = Api::of_path(path).expect("an API's path");
-    let (exchange, _) = Exchange::new(api, path, &recorded.request_body(), true, None);
+    let (exchange, _) = Exchange::new(
+        api,
+        path,
+        &recorded.request_body(),
+        true,
+        None,
+        ReasonPosition::Last,
+    );
     let mut stream = exchange.streamed_answer();
     let bytes = recorded.bytes();
     let mut rest = &bytes[..at];

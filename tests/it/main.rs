@@ -26,6 +26,8 @@ mod real_agents;
 #[cfg(unix)]
 mod real_auto_mode;
 #[cfg(unix)]
+mod real_bfcl;
+#[cfg(unix)]
 mod real_codex_gemini;
 #[cfg(unix)]
 mod real_model;
@@ -35,6 +37,7 @@ mod real_model_agent;
 mod real_more_agents;
 #[cfg(unix)]
 mod real_prompt;
+mod reason_position;
 #[cfg(unix)]
 mod release;
 mod report;

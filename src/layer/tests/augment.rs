@@ -4,8 +4,8 @@ use serde_json::{json, Value};
 
 use super::support::*;
 use crate::layer::{
-    augment_declaration, reason_property, strip_call, Declaration, Listing, Provider, Reasons,
-    REASON_PARAM,
+    augment_declaration, reason_property, strip_call, Declaration, Listing, Provider,
+    ReasonPosition, Reasons, REASON_PARAM,
 };
 
 /// A call to `name` carrying a reason, in the OpenAI function shape.
@@ -136,7 +136,11 @@ fn unreadable_declaration_passes_exactly_and_is_untracked() {
             ),
             "{declaration}"
         );
-        assert_eq!(augment_declaration(&declaration), None, "{declaration}");
+        assert_eq!(
+            augment_declaration(&declaration, ReasonPosition::Last),
+            None,
+            "{declaration}"
+        );
         let readable = Shape::Mcp.declare("other", path_schema());
         let (layer, published) = listed(vec![declaration.clone(), readable]);
         assert_same_bytes(&published[0], &declaration);
@@ -151,7 +155,11 @@ fn stray_top_level_name_does_not_make_a_nameless_function_augmentable() {
     for name in [json!(42), json!(null)] {
         let mut declaration = Shape::OpenAi.declaration(Some(name), Some(path_schema()));
         declaration["name"] = json!("fs_write");
-        assert_eq!(augment_declaration(&declaration), None, "{declaration}");
+        assert_eq!(
+            augment_declaration(&declaration, ReasonPosition::Last),
+            None,
+            "{declaration}"
+        );
         let (layer, published) = listed(vec![declaration.clone()]);
         assert_same_bytes(&published[0], &declaration);
         assert_eq!(layer.augmented_tools(), Vec::<String>::new());
@@ -219,7 +227,11 @@ fn schema_with_a_string_type_keeps_it() {
 /// A collision is published exactly as given, is not tracked, and its calls keep their reason.
 #[track_caller]
 fn assert_left_alone(declaration: Value) {
-    assert_eq!(augment_declaration(&declaration), None, "{declaration}");
+    assert_eq!(
+        augment_declaration(&declaration, ReasonPosition::Last),
+        None,
+        "{declaration}"
+    );
     let readable = Shape::OpenAi.declare("other", path_schema());
     let (layer, published) = listed(vec![declaration.clone(), readable]);
     assert_same_bytes(&published[0], &declaration);
@@ -259,7 +271,11 @@ fn tool_requiring_reason_is_left_alone() {
 #[test]
 fn augmented_declaration_listed_again_is_a_collision_of_the_layers_own() {
     for shape in Shape::ALL {
-        let augmented = augment_declaration(&shape.declare("fs_write", path_schema())).unwrap();
+        let augmented = augment_declaration(
+            &shape.declare("fs_write", path_schema()),
+            ReasonPosition::Last,
+        )
+        .unwrap();
         assert_eq!(
             Declaration::classify(&augmented),
             Declaration::Collision {
@@ -267,7 +283,7 @@ fn augmented_declaration_listed_again_is_a_collision_of_the_layers_own() {
                 layers_own: true
             }
         );
-        assert_eq!(augment_declaration(&augmented), None);
+        assert_eq!(augment_declaration(&augmented, ReasonPosition::Last), None);
         let foreign = shape.declare("ticket", declaring_reason_schema());
         assert_eq!(
             Declaration::classify(&foreign),
@@ -320,7 +336,7 @@ fn duplicate_name_with_any_unaugmented_copy_is_untracked() {
                     assert_eq!(layer.augmented_tools(), Vec::<String>::new(), "{other}");
                     // The copy that could be read is still augmented; the other passes exactly.
                     for (sent, out) in catalogue.iter().zip(&published) {
-                        match augment_declaration(sent) {
+                        match augment_declaration(sent, ReasonPosition::Last) {
                             Some(augmented) => assert_same_bytes(out, &augmented),
                             None => assert_same_bytes(out, sent),
                         }
@@ -498,7 +514,10 @@ fn a_strict_schema_is_left_alone_and_a_loose_one_is_augmented() {
         assert!(layer.augmented_tools().is_empty());
         let loose: Value =
             serde_json::from_str(&declaration.to_string().replace("true", "false")).unwrap();
-        assert!(augment_declaration(&loose).is_some(), "{loose}");
+        assert!(
+            augment_declaration(&loose, ReasonPosition::Last).is_some(),
+            "{loose}"
+        );
     }
 }
 
@@ -515,4 +534,90 @@ fn a_strict_schema_with_a_reason_of_its_own_is_a_collision() {
             ..
         }
     ));
+}
+
+/// The property names of the published declaration's schema, in order.
+fn property_names(shape: Shape, published: &Value) -> Vec<String> {
+    let properties = format!("{}/properties", shape.schema_pointer());
+    published
+        .pointer(&properties)
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_reason_goes_first_or_last_in_every_envelope() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "path": { "type": "string" }, "mode": { "type": "string" } },
+        "required": ["path"]
+    });
+    for shape in Shape::ALL {
+        for (position, expected) in [
+            (ReasonPosition::First, ["reason", "path", "mode"]),
+            (ReasonPosition::Last, ["path", "mode", "reason"]),
+        ] {
+            let declaration = shape.declare("fs_write", schema.clone());
+            let layer =
+                Reasons::new(Server::new(vec![declaration.clone()])).reason_position(position);
+            let published = layer.list_tools().unwrap();
+            assert_eq!(property_names(shape, &published[0]), expected, "{shape:?}");
+            // Only the place differs: the property, `required` and everything else are the same.
+            let required = format!("{}/required", shape.schema_pointer());
+            assert_eq!(published[0].pointer(&required), Some(&json!(["path"])));
+            let reason = format!("{}/properties/reason", shape.schema_pointer());
+            assert_eq!(published[0].pointer(&reason), Some(&reason_property()));
+            assert_eq!(layer.augmented_tools(), ["fs_write"], "{shape:?}");
+            // The same catalogue gives the same bytes, listing after listing.
+            assert_same_bytes(&layer.list_tools().unwrap()[0], &published[0]);
+            assert_same_bytes(
+                &augment_declaration(&declaration, position).unwrap(),
+                &published[0],
+            );
+            // And the reason still comes off the calls.
+            let forwarded = forward(&layer, call_with_reason("fs_write"));
+            assert!(!forwarded.to_string().contains("\"reason\""), "{forwarded}");
+        }
+    }
+}
+
+#[test]
+fn the_reason_first_in_a_schema_without_properties_is_its_only_property() {
+    for shape in Shape::ALL {
+        let declaration = shape.declare("ping", json!({ "type": "object" }));
+        let published =
+            augment_declaration(&declaration, ReasonPosition::First).expect("augmented");
+        assert_eq!(property_names(shape, &published), ["reason"], "{shape:?}");
+    }
+}
+
+#[test]
+fn the_place_changes_nothing_for_a_collision_or_an_unreadable_declaration() {
+    for shape in Shape::ALL {
+        for schema in [declaring_reason_schema(), requiring_reason_schema()] {
+            let declaration = shape.declare("fs_write", schema);
+            assert_eq!(
+                augment_declaration(&declaration, ReasonPosition::First),
+                None
+            );
+            let mut listing = Listing::new().placing(ReasonPosition::First);
+            assert_same_bytes(&listing.add(&declaration), &declaration);
+            assert!(listing.tracked().is_empty(), "{shape:?}");
+        }
+        let unreadable = shape.declaration(Some(json!("fs_write")), Some(json!("not a schema")));
+        let mut listing = Listing::new().placing(ReasonPosition::First);
+        assert_same_bytes(&listing.add(&unreadable), &unreadable);
+    }
+}
+
+#[test]
+fn the_default_place_is_last() {
+    let layer = Reasons::new(Server::new(vec![]));
+    assert_eq!(layer.position(), ReasonPosition::Last);
+    let declaration = Shape::OpenAi.declare("fs_write", path_schema());
+    assert_eq!(
+        augment_declaration(&declaration, ReasonPosition::default()),
+        augment_declaration(&declaration, ReasonPosition::Last)
+    );
 }

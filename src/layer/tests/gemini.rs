@@ -8,7 +8,7 @@ use super::support::*;
 use crate::apis::Api;
 use crate::layer::{
     augment_declaration, reason_property, strip_call, strip_noting, Declaration, Listing,
-    TakenReason, ToolNames, REASON_PARAM,
+    ReasonPosition, TakenReason, ToolNames, REASON_PARAM,
 };
 
 fn tracked(names: &[&str]) -> ToolNames {
@@ -19,7 +19,7 @@ fn tracked(names: &[&str]) -> ToolNames {
 fn declaration_with_openapi_parameters_gains_the_reason_property() {
     let declaration = json!({ "name": "read_file", "description": "Reads.", "parameters": {
         "type": "OBJECT", "properties": { "path": { "type": "STRING" } }, "required": ["path"] } });
-    let augmented = augment_declaration(&declaration).expect("augmentable");
+    let augmented = augment_declaration(&declaration, ReasonPosition::Last).expect("augmentable");
     assert_eq!(
         augmented.pointer("/parameters/properties/reason"),
         Some(&reason_property())
@@ -40,7 +40,8 @@ fn declaration_with_parameters_json_schema_in_either_spelling_gains_the_reason_p
     for key in ["parametersJsonSchema", "parameters_json_schema"] {
         let declaration = json!({ "name": "run_shell_command", key: { "type": "object",
             "properties": { "command": { "type": "string" } } } });
-        let augmented = augment_declaration(&declaration).expect("augmentable");
+        let augmented =
+            augment_declaration(&declaration, ReasonPosition::Last).expect("augmentable");
         let pointer = format!("/{key}/properties/{REASON_PARAM}");
         assert_eq!(
             augmented.pointer(&pointer),

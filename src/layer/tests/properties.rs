@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 
 use super::support::*;
 use crate::layer::{
-    augment_declaration, reason_property, strip_call, Declaration, Listing, ToolNames, REASON_PARAM,
+    augment_declaration, reason_property, strip_call, Declaration, Listing, ReasonPosition,
+    ToolNames, REASON_PARAM,
 };
 
 /// A few hundred cases each, so the suite stays fast; `PROPTEST_CASES` asks for a deeper run.
@@ -476,7 +477,7 @@ proptest! {
     #[test]
     fn prop_augmenting_never_changes_required_nor_mutates_its_input(case in declaration_case()) {
         let before = text(&case.declaration);
-        let augmented = augment_declaration(&case.declaration);
+        let augmented = augment_declaration(&case.declaration, ReasonPosition::Last);
         let mut listing = Listing::new();
         let published = listing.add(&case.declaration);
         prop_assert_eq!(text(&case.declaration), before.clone());
@@ -508,9 +509,9 @@ proptest! {
 
     #[test]
     fn prop_augmenting_is_idempotent_on_its_output(case in declaration_case()) {
-        if let Some(augmented) = augment_declaration(&case.declaration) {
+        if let Some(augmented) = augment_declaration(&case.declaration, ReasonPosition::Last) {
             let name = Declaration::classify(&case.declaration).name().map(str::to_owned);
-            prop_assert_eq!(augment_declaration(&augmented), None);
+            prop_assert_eq!(augment_declaration(&augmented, ReasonPosition::Last), None);
             prop_assert_eq!(
                 Declaration::classify(&augmented),
                 Declaration::Collision { name: name.unwrap(), layers_own: true }

@@ -50,7 +50,7 @@ fn each_wire_augments_its_own_shape_only() {
         .zip(["bash", "shell", "exec_command", "run_shell_command"])
         .enumerate()
     {
-        let listing = augment_tools(wire, &sent);
+        let listing = augment_tools(wire, &sent, ReasonPosition::Last);
         assert!(listing.changed);
         assert_eq!(listing.tracked, names(&[name]), "{wire:?}");
         for (index, (published, sent)) in listing.tools.iter().zip(&sent).enumerate() {
@@ -62,7 +62,7 @@ fn each_wire_augments_its_own_shape_only() {
 #[test]
 fn an_empty_tools_array_tracks_nothing() {
     for wire in ALL {
-        let listing = augment_tools(wire, &[]);
+        let listing = augment_tools(wire, &[], ReasonPosition::Last);
         assert!(!listing.changed && listing.tools.is_empty() && listing.tracked.is_empty());
     }
 }
@@ -75,7 +75,9 @@ fn a_foreign_declaration_still_keeps_its_name_from_being_tracked() {
         { "type": "function", "function": { "name": "bash", "parameters": schema() } },
         { "name": "bash", "input_schema": schema() }
     ]));
-    assert!(augment_tools(Api::OpenAiChat, &sent).tracked.is_empty());
+    assert!(augment_tools(Api::OpenAiChat, &sent, ReasonPosition::Last)
+        .tracked
+        .is_empty());
 }
 
 #[test]
@@ -111,7 +113,7 @@ fn hosted_free_text_and_client_search_tools_go_upstream_as_they_came() {
     ];
     for (wire, sent) in cases {
         let sent = tools(sent);
-        let listing = augment_tools(wire, &sent);
+        let listing = augment_tools(wire, &sent, ReasonPosition::Last);
         assert!(!listing.changed, "{wire:?}");
         assert_eq!(listing.tools, sent);
         assert!(listing.tracked.is_empty());
@@ -122,7 +124,7 @@ fn hosted_free_text_and_client_search_tools_go_upstream_as_they_came() {
 fn anthropic_custom_type_is_read() {
     let sent = tools(json!([{ "type": "custom", "name": "bash", "input_schema": schema() }]));
     assert_eq!(
-        augment_tools(Api::Anthropic, &sent).tracked,
+        augment_tools(Api::Anthropic, &sent, ReasonPosition::Last).tracked,
         names(&["bash"])
     );
 }
@@ -134,8 +136,8 @@ fn same_tools_give_byte_identical_output() {
         { "name": "a", "parametersJsonSchema": {} }] }]));
     let text = |listing: AugmentedTools| serde_json::to_string(&listing.tools).unwrap();
     assert_eq!(
-        text(augment_tools(Api::Gemini, &sent)),
-        text(augment_tools(Api::Gemini, &sent))
+        text(augment_tools(Api::Gemini, &sent, ReasonPosition::Last)),
+        text(augment_tools(Api::Gemini, &sent, ReasonPosition::Last))
     );
 }
 
@@ -267,7 +269,7 @@ fn a_tool_that_declares_its_own_reason_is_never_stripped() {
         "parametersJsonSchema": { "type": "object",
             "properties": { REASON_PARAM: { "type": "string" } } } }] }]),
     );
-    let listing = augment_tools(Api::Gemini, &sent);
+    let listing = augment_tools(Api::Gemini, &sent, ReasonPosition::Last);
     assert!(!listing.changed);
     let mut answer = json!({ "candidates": [{ "content": { "parts": [{ "functionCall": {
         "name": "enter_plan_mode", "args": { "reason": "The task needs a plan." } } }] } }] });
@@ -317,7 +319,7 @@ fn already_augmented(wire: Api, name: &str) -> Value {
 fn a_declaration_carrying_the_layers_own_reason_is_tracked_as_it_came() {
     for wire in ALL {
         let sent = [already_augmented(wire, "mcp__everything__echo")];
-        let listing = augment_tools(wire, &sent);
+        let listing = augment_tools(wire, &sent, ReasonPosition::Last);
         // No second property, nothing rewritten: the body can go on byte for byte.
         assert!(!listing.changed, "{wire:?}");
         assert_eq!(listing.tools, sent, "{wire:?}");
@@ -348,7 +350,7 @@ fn any_other_reason_property_is_still_the_tools_own() {
         };
         required.pointer_mut(schema).unwrap()["required"] = json!([REASON_PARAM]);
         let sent = [foreign, required];
-        let listing = augment_tools(wire, &sent);
+        let listing = augment_tools(wire, &sent, ReasonPosition::Last);
         assert!(!listing.changed, "{wire:?}");
         assert!(
             listing.tracked.is_empty(),

@@ -29,6 +29,7 @@ use anyhow::{bail, Context};
 use reasons::cli::{
     self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, StatsArgs,
 };
+use reasons::layer::ReasonPosition;
 use reasons::reasons_log::{self, Purpose};
 use reasons::record::Status;
 use reasons::stats::GroupBy;
@@ -37,6 +38,14 @@ use reasons::stream::Options;
 use crate::program::exit_codes::ExitCode;
 use crate::program::output::{CheckFormat, ExtractFormat, StatsFormat, TableWidth, WriterOptions};
 use crate::program::sources::Source;
+
+/// The layer's place for the parameter, as `--reason-position` names it.
+fn position(place: cli::ReasonPlace) -> ReasonPosition {
+    match place {
+        cli::ReasonPlace::First => ReasonPosition::First,
+        cli::ReasonPlace::Last => ReasonPosition::Last,
+    }
+}
 
 /// Runs one parsed command.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
@@ -84,6 +93,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             Options {
                 augment: !args.no_augment,
                 strip: !args.no_strip,
+                position: position(args.reason_position),
             },
             reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
             otlp::endpoint(args.otlp).as_deref(),
@@ -94,6 +104,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             &args.server,
             reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
             args.meta,
+            position(args.reason_position),
             otlp::endpoint(args.otlp).as_deref(),
         ),
         Command::Gateway(args) => {
@@ -107,6 +118,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 strip: !shared.no_strip,
                 verbose: shared.verbose,
                 restore: !shared.no_restore,
+                position: position(shared.reason_position),
                 max_body: shared.max_body,
                 serve_reasons: args.serve_reasons,
                 store: args.store,
@@ -132,6 +144,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 },
                 verbose: shared.verbose,
                 restore: !shared.no_restore,
+                position: position(shared.reason_position),
                 max_body: shared.max_body,
                 otlp: otlp::endpoint(shared.otlp),
                 watch: args.watch,

@@ -15,6 +15,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use reasons::layer::ReasonPosition;
 use reasons::reasons_log::Via;
 use reasons::stream::proxy_halves;
 
@@ -47,11 +48,13 @@ enum Ended {
 
 /// Runs `server` behind the layer until it exits, and exits with its status: its own exit code,
 /// or 128 + the number of the signal that ended it. With `reasons_in_meta` (`--meta`) each
-/// reason taken off a call goes on to the server in the call's `params._meta`.
+/// reason taken off a call goes on to the server in the call's `params._meta`. The server's
+/// catalogues get the parameter at `position`.
 pub fn run(
     server: &[String],
     reasons_log: Option<&Path>,
     reasons_in_meta: bool,
+    position: ReasonPosition,
     otlp: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let (program, args) = server.split_first().context("no server to run")?;
@@ -69,7 +72,7 @@ pub fn run(
         anyhow::bail!("cannot talk to {program}: its stdin or stdout is missing");
     };
 
-    let (mut client_half, mut server_half) = proxy_halves();
+    let (mut client_half, mut server_half) = proxy_halves(position);
     if reasons_in_meta {
         client_half = client_half.forward_reasons_in_meta();
     }

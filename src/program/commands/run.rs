@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context};
 use reasons::formats::ReadOptions;
+use reasons::layer::ReasonPosition;
 use reasons::reasons_log;
 use reasons::stats::Counts;
 
@@ -40,6 +41,8 @@ pub struct Options {
     pub strip: Option<bool>,
     pub verbose: bool,
     pub restore: bool,
+    /// `--reason-position`, as the gateway takes it.
+    pub position: ReasonPosition,
     /// `--max-body`, as the gateway takes it.
     pub max_body: u64,
     /// The collector spans go to (`--otlp`, else where the environment sends them).
@@ -83,6 +86,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         strip,
         verbose: options.verbose,
         restore: options.restore,
+        position: options.position,
         max_body: options.max_body,
         // A run is one person's: no route for other machines, no store shared with replicas.
         serve_reasons: false,

@@ -29,6 +29,7 @@ use reasons::gateway::{
     betas_without_the_tool_use_classifier, Exchange, Output, Recall, Recalled, RECALL_TAIL,
     SESSION_HEADERS,
 };
+use reasons::layer::ReasonPosition;
 use reasons::layer::TakenReason;
 use reasons::reasons_log::{self, Record, Via};
 use tokio::net::TcpListener;
@@ -55,6 +56,9 @@ pub struct Options {
     /// Whether the calls of a request's history get their logged reason back (`--no-restore`
     /// turns it off).
     pub restore: bool,
+    /// Where the `reason` parameter goes among each declaration's properties, and a reason
+    /// given back among a history call's arguments (`--reason-position`).
+    pub position: ReasonPosition,
     /// The largest request body read whole (`--max-body`): a larger one is a 413.
     pub max_body: u64,
     /// Whether `GET /reasons/v1/calls/{call_id}` answers (`--serve-reasons`).
@@ -80,6 +84,8 @@ struct Gateway {
     /// Whether the log has failed once: said once, not for every call.
     log_failed: AtomicBool,
     strip: bool,
+    /// Where the parameter goes (`--reason-position`).
+    position: ReasonPosition,
     verbose: bool,
     /// The reasons given back to the history of requests (when restoring) and served (with
     /// `--serve-reasons`).
@@ -289,6 +295,7 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
         log_path: options.reasons_log.clone(),
         log_failed: AtomicBool::new(false),
         strip: options.strip,
+        position: options.position,
         verbose: options.verbose,
         // One cache of the reasons, read from the log's end once, for both that read it.
         recall: (options.restore || options.serve_reasons)
@@ -500,7 +507,7 @@ impl Gateway {
                         rewritten_as,
                         &path,
                         &bytes,
-                        self.strip,
+                        (self.strip, self.position),
                         self.recall.as_ref().filter(|_| self.restore),
                     )
                     .await;

@@ -15,6 +15,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Response, StatusCode};
 use reasons::apis::Api;
 use reasons::gateway::{Exchange, Lookup, Recall, Recalled};
+use reasons::layer::ReasonPosition;
 use reasons::reasons_log::Record;
 use serde_json::{json, Map, Value};
 
@@ -134,15 +135,15 @@ impl Team {
         api: Api,
         path: &str,
         body: &[u8],
-        strip: bool,
+        (strip, position): (bool, ReasonPosition),
         recall: Option<&RwLock<Recall>>,
     ) -> (Exchange, Option<Vec<u8>>) {
         let read = |recall: &RwLock<Recall>| {
             let recall = recall.read().unwrap_or_else(|e| e.into_inner());
-            Exchange::new(api, path, body, strip, Some(&*recall))
+            Exchange::new(api, path, body, strip, Some(&*recall), position)
         };
         let Some(recall) = recall else {
-            return Exchange::new(api, path, body, strip, None);
+            return Exchange::new(api, path, body, strip, None, position);
         };
         let Some(store) = &self.store else {
             return read(recall);
@@ -153,7 +154,7 @@ impl Team {
                 recall: &remembered,
                 missed: RefCell::default(),
             };
-            let made = Exchange::new(api, path, body, strip, Some(&noting));
+            let made = Exchange::new(api, path, body, strip, Some(&noting), position);
             (made, noting.missed.into_inner())
         };
         if missed.is_empty() {

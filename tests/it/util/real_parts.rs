@@ -39,6 +39,8 @@ pub const PYTHON: &str = "venv/bin/python";
 pub const BROWSER_PYTHON: &str = "browser-venv/bin/python";
 /// The venv with llama.cpp's server (`xllamacpp`).
 pub const LLAMA_PYTHON: &str = "llama-venv/bin/python";
+/// The venv with bfcl-eval (its data, answers and AST checker; installed without its dependencies).
+pub const BFCL_PYTHON: &str = "bfcl-venv/bin/python";
 /// Qwen2.5-Coder-0.5B-Instruct, Q4_K_M, joined from its PyPI parts and checked by SHA-256.
 pub const QWEN_0_5B: &str = "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
