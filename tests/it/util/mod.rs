@@ -17,6 +17,7 @@
 //! - [`sandbox`]: a temporary `HOME` and `XDG_*` folders for one agent run;
 //! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
 //! - [`report_page`]: reading the page `reasons report` writes;
+//! - [`fake_credentials`]: fake credentials of every kind `reasons::masking` masks;
 //! - [`tmux`]: a program in a terminal of its own, and what its screen shows.
 
 use std::io::Write;
@@ -28,6 +29,8 @@ use serde_json::Value;
 #[cfg(unix)]
 pub mod bounded;
 pub mod chat_model;
+#[allow(dead_code)]
+pub mod fake_credentials;
 #[cfg(unix)]
 pub mod claude_code;
 #[cfg(unix)]
