@@ -16,6 +16,7 @@ mod hostile;
 mod inputs;
 mod joined;
 mod man;
+mod masking;
 mod otlp;
 mod proxy;
 #[cfg(unix)]

@@ -27,8 +27,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use reasons::cli::{
-    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, StatsArgs,
+    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, NoMaskArgs, ReportArgs,
+    StatsArgs,
 };
+use reasons::masking::Masking;
 use reasons::reasons_log::{self, Purpose};
 use reasons::record::Status;
 use reasons::stats::GroupBy;
@@ -60,7 +62,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                     line_buffered: false,
                 },
             )?;
-            export::run(logs, &otlp)
+            export::run(logs, &otlp, masking(args.mask))
         }
         Command::Check(args) => {
             let options = check_options(args)?;
@@ -87,6 +89,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             },
             reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
             otlp::endpoint(args.otlp).as_deref(),
+            masking(args.mask),
             io::stdin().lock(),
             io::stdout().lock(),
         ),
@@ -95,6 +98,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
             args.meta,
             otlp::endpoint(args.otlp).as_deref(),
+            masking(args.mask),
         ),
         Command::Gateway(args) => {
             let shared = args.gateway;
@@ -112,6 +116,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 store: args.store,
                 store_ttl: Some(args.store_ttl),
                 otlp: otlp::endpoint(shared.otlp),
+                masking: masking(shared.mask),
             })
         }
         #[cfg(not(unix))]
@@ -134,6 +139,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 restore: !shared.no_restore,
                 max_body: shared.max_body,
                 otlp: otlp::endpoint(shared.otlp),
+                masking: masking(shared.mask),
                 watch: args.watch,
                 args: args.args,
             })
@@ -155,6 +161,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                     reasons_log,
                     sessions,
                     plain: args.plain,
+                    masking: shown_masked(args.mask),
                 },
                 io::stdout().is_terminal(),
             )
@@ -211,6 +218,16 @@ fn agent_named(value: impl clap::ValueEnum) -> anyhow::Result<&'static Agent> {
         .context("every agent the command line names has a name")?;
     agents::named(name.get_name())
         .with_context(|| format!("{}: no agent by this name", name.get_name()))
+}
+
+/// Whether what a command sends or shows elsewhere is masked: unless `--no-mask`.
+fn masking(args: NoMaskArgs) -> Masking {
+    Masking::masked_unless(args.no_mask)
+}
+
+/// Whether what a command shows the person on their own terminal is masked: only with `--mask`.
+fn shown_masked(mask: bool) -> Masking {
+    Masking::masked_unless(!mask)
 }
 
 fn placement(after: bool) -> Placement {
@@ -316,6 +333,7 @@ fn extract_options(
             width: terminal_width(),
             live,
         },
+        masking: shown_masked(args.mask),
     })
 }
 
@@ -382,6 +400,7 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
 
 fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
     let output = args.output;
+    let masking = masking(args.mask);
     // The page shows every call's arguments.
     let logs = logs_to_read(
         args.input,
@@ -400,5 +419,5 @@ fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
             bail!("-o {}: is a log this page reads", output.display());
         }
     }
-    Ok(report::Options { logs })
+    Ok(report::Options { logs, masking })
 }

@@ -18,6 +18,7 @@
 //! - [`stores`]: SQLite stores shaped like OpenCode's, Kilo's, Crush's and Goose's;
 //! - [`report_page`]: reading the page `reasons report` writes;
 //! - [`fake_credentials`]: fake credentials of every kind `reasons::masking` masks;
+//! - [`phoenix`], [`redis`]: a real Arize Phoenix (an OpenTelemetry collector) and a real Redis;
 //! - [`tmux`]: a program in a terminal of its own, and what its screen shows.
 
 use std::io::Write;
@@ -29,17 +30,18 @@ use serde_json::Value;
 #[cfg(unix)]
 pub mod bounded;
 pub mod chat_model;
-#[allow(dead_code)]
-pub mod fake_credentials;
 #[cfg(unix)]
 pub mod claude_code;
 #[cfg(unix)]
 pub mod cline;
+pub mod fake_credentials;
 pub mod gateway;
 pub mod gemini_model;
 #[cfg(unix)]
 pub mod llama;
+pub mod phoenix;
 pub mod real_parts;
+pub mod redis;
 pub mod report_page;
 #[cfg(unix)]
 pub mod sandbox;
