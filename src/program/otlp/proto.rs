@@ -95,23 +95,17 @@ pub struct KeyValue {
 /// An attribute's value.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct AnyValue {
-    #[prost(oneof = "any_value::Value", tags = "1, 2, 3, 4, 7")]
+    #[prost(oneof = "any_value::Value", tags = "1")]
     pub value: Option<any_value::Value>,
 }
 
 pub mod any_value {
-    /// `AnyValue.value`: the scalar kinds (arrays and lists, 5 and 6, are never sent).
+    /// `AnyValue.value`: a string, the one kind sent (the others, 2 to 7, never are).
+    // The variant is named as the proto names it.
+    #[allow(clippy::enum_variant_names)]
     #[derive(Clone, PartialEq, prost::Oneof)]
     pub enum Value {
         #[prost(string, tag = "1")]
         StringValue(String),
-        #[prost(bool, tag = "2")]
-        BoolValue(bool),
-        #[prost(int64, tag = "3")]
-        IntValue(i64),
-        #[prost(double, tag = "4")]
-        DoubleValue(f64),
-        #[prost(bytes = "vec", tag = "7")]
-        BytesValue(Vec<u8>),
     }
 }
