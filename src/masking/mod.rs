@@ -935,7 +935,9 @@ fn is_no_secret(value: &[u8]) -> bool {
         .iter()
         .all(|&b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'-' | b'#'))
         || value.starts_with("•".as_bytes())
-        || value.starts_with("…".as_bytes());
+        || value.starts_with("…".as_bytes())
+        || value.ends_with(b"...")
+        || lower.windows(8).any(|window| window == b"redacted");
     let word = matches!(
         lower.as_slice(),
         b"true"

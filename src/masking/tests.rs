@@ -100,6 +100,8 @@ fn ordinary_commands_paths_and_hashes_are_left_alone() {
         "Run the migrations with DB_PASSWORD=${DB_PASSWORD}",
         "password: '********'",
         "SECRET_KEY=<your secret key>",
+        "const token = 'REDACTED_API_KEY';",
+        "export ANTHROPIC_API_KEY=sk-ant-... && pi",
         "echo 'password: [masked: password]'",
         "https://user:@example.com/",
         "curl https://example.com/a:b@c",
