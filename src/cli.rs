@@ -193,6 +193,20 @@ pub struct InputArgs {
     pub reasons_log: Vec<PathBuf>,
 }
 
+/// Whether what leaves the machine is masked: one definition for every command that sends or
+/// shows a record elsewhere.
+#[derive(Debug, Args)]
+pub struct NoMaskArgs {
+    /// Send reasons, what calls touched and their arguments as the model wrote them. Without it,
+    /// what leaves this machine (OpenTelemetry spans, the --store, --serve-reasons answers, the
+    /// report page) has known credentials replaced by `[masked: KIND]`: cloud and provider keys
+    /// and tokens, JWTs, private key blocks, Authorization and Bearer values, passwords in URLs,
+    /// and the values of names that say secret, token, password, key or credential. The local
+    /// reasons log always keeps what the model wrote.
+    #[arg(long)]
+    pub no_mask: bool,
+}
+
 /// Options of `reasons extract`.
 #[derive(Debug, Args)]
 pub struct ExtractArgs {
@@ -233,6 +247,11 @@ pub struct ExtractArgs {
     /// Flush each row as it is written, even when stdout is not a terminal.
     #[arg(long)]
     pub line_buffered: bool,
+
+    /// Show known credentials in reasons, what calls touched and arguments as `[masked: KIND]`,
+    /// as they are masked where they leave the machine (for a shared screen).
+    #[arg(long)]
+    pub mask: bool,
 }
 
 /// Output formats of `reasons extract`.
@@ -369,6 +388,10 @@ pub struct ReportArgs {
     /// Write the page to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub mask: NoMaskArgs,
 }
 
 /// Options of `reasons filter`.
@@ -397,6 +420,9 @@ pub struct FilterArgs {
     /// and the same request gives the same bytes.
     #[arg(long, value_enum, value_name = "PLACE", default_value_t = ReasonPlace::library_default())]
     pub reason_position: ReasonPlace,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub mask: NoMaskArgs,
 }
 
 /// Options of `reasons proxy`.
@@ -423,6 +449,9 @@ pub struct ProxyArgs {
     /// and the same request gives the same bytes.
     #[arg(long, value_enum, value_name = "PLACE", default_value_t = ReasonPlace::library_default())]
     pub reason_position: ReasonPlace,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub mask: NoMaskArgs,
 
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
@@ -440,6 +469,10 @@ pub struct ExportArgs {
     /// [default: $OTEL_EXPORTER_OTLP_ENDPOINT].
     #[arg(long, value_name = "URL")]
     pub otlp: Option<String>,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub mask: NoMaskArgs,
 }
 
 /// The address `reasons gateway` listens on when none is named.
@@ -507,6 +540,10 @@ pub struct GatewayOptions {
     /// reasons are seen).
     #[arg(short, long)]
     pub verbose: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub mask: NoMaskArgs,
 }
 
 /// Options of `reasons gateway`.
@@ -750,6 +787,11 @@ pub struct WatchArgs {
     /// One line per call, even on a terminal.
     #[arg(long)]
     pub plain: bool,
+
+    /// Show known credentials in reasons, what calls touched and arguments as `[masked: KIND]`,
+    /// as they are masked where they leave the machine (for a shared screen).
+    #[arg(long)]
+    pub mask: bool,
 }
 
 /// Options of `reasons completions`.

@@ -102,6 +102,7 @@ pub use json::differential as fuzz_json;
 pub mod jsonl;
 pub mod layer;
 pub mod lint;
+pub mod masking;
 pub mod reason_parameter;
 pub mod reasons_log;
 pub mod record;

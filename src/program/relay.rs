@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use reasons::layer::TakenReason;
+use reasons::masking::Masking;
 use reasons::reasons_log::{self, Record, Via};
 use reasons::stream::Line;
 
@@ -89,8 +90,14 @@ enum Destination {
 }
 
 impl ReasonSink {
-    /// Opens the log, when there is one, for appending, and starts the exporter to `otlp`.
-    pub fn open(path: Option<&Path>, via: Via, otlp: Option<&str>) -> anyhow::Result<ReasonSink> {
+    /// Opens the log, when there is one, for appending, and starts the exporter to `otlp`, its
+    /// spans masked as `masking` says (the log keeps what the model wrote).
+    pub fn open(
+        path: Option<&Path>,
+        via: Via,
+        otlp: Option<&str>,
+        masking: Masking,
+    ) -> anyhow::Result<ReasonSink> {
         let to = match path {
             None => Destination::Stderr,
             Some(path) => Destination::Log(
@@ -99,7 +106,7 @@ impl ReasonSink {
             ),
         };
         let spans = otlp
-            .map(crate::program::otlp::Exporter::start)
+            .map(|url| crate::program::otlp::Exporter::start(url, masking))
             .transpose()?
             .map(Arc::new);
         Ok(ReasonSink { to, via, spans })

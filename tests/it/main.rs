@@ -19,6 +19,7 @@ mod inputs;
 mod isolation;
 mod joined;
 mod man;
+mod masking;
 mod otlp;
 mod proxy;
 #[cfg(unix)]

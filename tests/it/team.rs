@@ -5,7 +5,6 @@
 use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -14,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::util::gateway::Gateway;
+use crate::util::redis::Redis;
 use crate::util::upstream::{bash_tool, declares_tools, read_request, request, Reply, Upstream};
 use crate::util::{arg, read_reasons_log, run_with_stdin, write_reasons_log};
 
@@ -239,80 +239,6 @@ fn a_hook_asks_the_gateway_first_then_its_own_log() {
 }
 
 // Real Redis: two replicas, one store.
-
-/// Debian's `redis-server` on a free loopback port, without persistence; stopped when dropped.
-struct Redis {
-    child: Option<Child>,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-const REDIS_SERVER: &str = "/usr/bin/redis-server";
-
-impl Redis {
-    fn start() -> Redis {
-        assert!(
-            Path::new(REDIS_SERVER).exists(),
-            "{REDIS_SERVER} is missing: install the real parts with `.ci/real-parts target/real-parts` \
-             (it runs `apt-get install -y redis-server`)"
-        );
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut redis = Redis {
-            child: None,
-            port,
-            _dir: tempfile::tempdir().unwrap(),
-        };
-        redis.restart();
-        redis
-    }
-
-    /// Starts it (again) on its port, and waits until it answers.
-    fn restart(&mut self) {
-        let child = crate::util::environment::clear(&mut Command::new(REDIS_SERVER))
-            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(self._dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.ping().is_none() {
-            assert!(Instant::now() < deadline, "redis-server did not answer");
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    fn ping(&self) -> Option<()> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        stream.write_all(b"PING\r\n").ok()?;
-        let mut reply = String::new();
-        std::io::BufRead::read_line(&mut BufReader::new(stream), &mut reply).ok()?;
-        (reply.trim() == "+PONG").then_some(())
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 /// A replica: its own log (its own machine), the shared store.
 fn replica(upstream: &Upstream, redis: &Redis) -> Gateway {

@@ -3,15 +3,17 @@
 //!
 //! Each call is one span (`otlp`'s shape, with `reasons.status` and `reasons.reason_from`), its
 //! ids derived from the call id (from its place in its log when it has none): exporting a log
-//! again sends the same spans.
+//! again sends the same spans. Reasons and what calls touched are masked as `masking` says.
+
+use reasons::masking::Masking;
 
 use crate::program::exit_codes::ExitCode;
 use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::otlp::Exporter;
 use crate::program::schedule::read_each_in_order;
 
-pub fn run(logs: LogsToRead, otlp: &str) -> anyhow::Result<ExitCode> {
-    let exporter = Exporter::start(otlp)?;
+pub fn run(logs: LogsToRead, otlp: &str, masking: Masking) -> anyhow::Result<ExitCode> {
+    let exporter = Exporter::start(otlp, masking)?;
     let mut failed = report_problems(&logs.problems);
     let mut calls = 0;
     let all_read = read_each_in_order(

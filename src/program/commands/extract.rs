@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::io::Write;
 
+use reasons::masking::Masking;
 use reasons::record::{CallRecord, Status};
 
 use crate::program::exit_codes::ExitCode;
@@ -16,6 +17,8 @@ pub struct Options {
     pub format: ExtractFormat,
     pub filter: Filter,
     pub writer: WriterOptions,
+    /// Whether reasons and arguments are shown masked (`--mask`, for a shared screen).
+    pub masking: Masking,
 }
 
 /// Which calls `extract` shows.
@@ -46,6 +49,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         format,
         filter,
         writer: writer_options,
+        masking,
     } = options;
     let mut writer = record_writer(format, writer_options);
     let mut failed = report_problems(&logs.problems);
@@ -62,10 +66,11 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
                 let (out, writer) = &mut *shared.borrow_mut();
                 writer.flush(*out)
             },
-            &mut |record| {
+            &mut |mut record| {
                 if !filter.keeps(&record) {
                     return Ok(());
                 }
+                masking.call(&mut record);
                 let (out, writer) = &mut *shared.borrow_mut();
                 writer.write(*out, &record)?;
                 if logs.line_buffered {
@@ -91,8 +96,9 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
             &logs.sources,
             &logs.source_options,
             Vec::new,
-            |records, record| {
+            |records, mut record| {
                 if filter.keeps(&record) {
+                    masking.call(&mut record);
                     records.push(record);
                 }
             },

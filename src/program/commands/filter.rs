@@ -4,6 +4,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use anyhow::Context;
+use reasons::masking::Masking;
 use reasons::reasons_log::Via;
 use reasons::stream::{Filter, Options};
 
@@ -11,15 +12,17 @@ use crate::program::exit_codes::ExitCode;
 use crate::program::relay::{pump, PumpError, ReasonSink};
 
 /// Passes `input` through the layer to `output`, one line out per line in, reporting each
-/// reason taken off on stderr or, with a `reasons_log`, appending it there.
+/// reason taken off on stderr or, with a `reasons_log`, appending it there; with `otlp`, sending
+/// it to that collector too, masked as `masking` says.
 pub fn run(
     options: Options,
     reasons_log: Option<&Path>,
     otlp: Option<&str>,
+    masking: Masking,
     input: impl Read,
     output: impl Write,
 ) -> anyhow::Result<ExitCode> {
-    let mut sink = ReasonSink::open(reasons_log, Via::Filter, otlp)?;
+    let mut sink = ReasonSink::open(reasons_log, Via::Filter, otlp, masking)?;
     let mut filter = Filter::new(options);
     let pumped = pump(
         input,

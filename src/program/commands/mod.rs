@@ -27,9 +27,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use reasons::cli::{
-    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, ReportArgs, StatsArgs,
+    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, NoMaskArgs, ReportArgs,
+    StatsArgs,
 };
 use reasons::layer::ReasonPosition;
+use reasons::masking::Masking;
 use reasons::reasons_log::{self, Purpose};
 use reasons::record::Status;
 use reasons::stats::GroupBy;
@@ -69,7 +71,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                     line_buffered: false,
                 },
             )?;
-            export::run(logs, &otlp)
+            export::run(logs, &otlp, masking(args.mask))
         }
         Command::Check(args) => {
             let options = check_options(args)?;
@@ -97,6 +99,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             },
             reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
             otlp::endpoint(args.otlp).as_deref(),
+            masking(args.mask),
             io::stdin().lock(),
             io::stdout().lock(),
         ),
@@ -106,6 +109,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             args.meta,
             position(args.reason_position),
             otlp::endpoint(args.otlp).as_deref(),
+            masking(args.mask),
         ),
         Command::Gateway(args) => {
             let shared = args.gateway;
@@ -124,6 +128,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 store: args.store,
                 store_ttl: Some(args.store_ttl),
                 otlp: otlp::endpoint(shared.otlp),
+                masking: masking(shared.mask),
             })
         }
         #[cfg(not(unix))]
@@ -147,6 +152,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 position: position(shared.reason_position),
                 max_body: shared.max_body,
                 otlp: otlp::endpoint(shared.otlp),
+                masking: masking(shared.mask),
                 watch: args.watch,
                 args: args.args,
             })
@@ -168,6 +174,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                     reasons_log,
                     sessions,
                     plain: args.plain,
+                    masking: shown_masked(args.mask),
                 },
                 io::stdout().is_terminal(),
             )
@@ -224,6 +231,16 @@ fn agent_named(value: impl clap::ValueEnum) -> anyhow::Result<&'static Agent> {
         .context("every agent the command line names has a name")?;
     agents::named(name.get_name())
         .with_context(|| format!("{}: no agent by this name", name.get_name()))
+}
+
+/// Whether what a command sends or shows elsewhere is masked: unless `--no-mask`.
+fn masking(args: NoMaskArgs) -> Masking {
+    Masking::masked_unless(args.no_mask)
+}
+
+/// Whether what a command shows the person on their own terminal is masked: only with `--mask`.
+fn shown_masked(mask: bool) -> Masking {
+    Masking::masked_unless(!mask)
 }
 
 fn placement(after: bool) -> Placement {
@@ -329,6 +346,7 @@ fn extract_options(
             width: terminal_width(),
             live,
         },
+        masking: shown_masked(args.mask),
     })
 }
 
@@ -395,6 +413,7 @@ fn stats_options(args: StatsArgs) -> anyhow::Result<stats::Options> {
 
 fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
     let output = args.output;
+    let masking = masking(args.mask);
     // The page shows every call's arguments.
     let logs = logs_to_read(
         args.input,
@@ -413,5 +432,5 @@ fn report_options(args: ReportArgs) -> anyhow::Result<report::Options> {
             bail!("-o {}: is a log this page reads", output.display());
         }
     }
-    Ok(report::Options { logs })
+    Ok(report::Options { logs, masking })
 }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use reasons::layer::ReasonPosition;
+use reasons::masking::Masking;
 use reasons::reasons_log::Via;
 use reasons::stream::proxy_halves;
 
@@ -48,17 +49,19 @@ enum Ended {
 
 /// Runs `server` behind the layer until it exits, and exits with its status: its own exit code,
 /// or 128 + the number of the signal that ended it. With `reasons_in_meta` (`--meta`) each
-/// reason taken off a call goes on to the server in the call's `params._meta`. The server's
-/// catalogues get the parameter at `position`.
+/// reason taken off a call goes on to the server in the call's `params._meta` (as the model wrote
+/// it: the server is the one the call is for); with `otlp`, to that collector too, masked as
+/// `masking` says. The server's catalogues get the parameter at `position`.
 pub fn run(
     server: &[String],
     reasons_log: Option<&Path>,
     reasons_in_meta: bool,
     position: ReasonPosition,
     otlp: Option<&str>,
+    masking: Masking,
 ) -> anyhow::Result<ExitCode> {
     let (program, args) = server.split_first().context("no server to run")?;
-    let mut sink = ReasonSink::open(reasons_log, Via::Proxy, otlp)?;
+    let mut sink = ReasonSink::open(reasons_log, Via::Proxy, otlp, masking)?;
     let spans = sink.spans();
     let mut child = Command::new(program)
         .args(args)

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use reasons::masking::Masking;
 use reasons::record::CallRecord;
 use reasons::stats::{GroupBy, Tally};
 
@@ -18,6 +19,9 @@ use crate::program::schedule::read_each_in_order;
 pub struct Options {
     /// How the logs are read; arguments are kept, since the page shows them.
     pub logs: LogsToRead,
+    /// Whether each call's reason and arguments are masked before the page holds them (a page
+    /// is kept and passed on: `--no-mask` turns it off).
+    pub masking: Masking,
 }
 
 /// What one file gives the page: its calls, and the counts `stats` would give for them.
@@ -84,7 +88,7 @@ fn temporary_beside(path: &Path) -> PathBuf {
 
 /// Writes the page to `out`; returns how the run ended and how many calls the page holds.
 pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(ExitCode, usize)> {
-    let logs = options.logs;
+    let (logs, masking) = (options.logs, options.masking);
     let mut failed = report_problems(&logs.problems);
     let mut records = Vec::new();
     let mut by_tool = Tally::new(GroupBy::Tool);
@@ -97,7 +101,8 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(Ex
             by_tool: Tally::new(GroupBy::Tool),
             by_day: Tally::new(GroupBy::Day),
         },
-        |file, record| {
+        |file, mut record| {
+            masking.call(&mut record);
             file.by_tool.add(&record);
             file.by_day.add(&record);
             file.records.push(record);

@@ -49,6 +49,8 @@ pub struct Options {
     pub otlp: Option<String>,
     /// Whether to open `reasons watch` in a tmux split.
     pub watch: bool,
+    /// Whether the spans sent are masked (`--no-mask` turns it off).
+    pub masking: reasons::masking::Masking,
     /// The agent's own arguments.
     pub args: Vec<String>,
 }
@@ -93,6 +95,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         store: None,
         store_ttl: None,
         otlp: options.otlp.clone(),
+        masking: options.masking,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

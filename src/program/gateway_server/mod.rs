@@ -31,6 +31,7 @@ use reasons::gateway::{
 };
 use reasons::layer::ReasonPosition;
 use reasons::layer::TakenReason;
+use reasons::masking::Masking;
 use reasons::reasons_log::{self, Record, Via};
 use tokio::net::TcpListener;
 
@@ -69,6 +70,9 @@ pub struct Options {
     pub store_ttl: Option<String>,
     /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
     pub otlp: Option<String>,
+    /// Whether what leaves the machine (spans, the store, the reasons route) is masked
+    /// (`--no-mask` turns it off); the reasons log keeps what the model wrote.
+    pub masking: Masking,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -284,10 +288,10 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
         _ => None,
     };
     let spans = match &options.otlp {
-        Some(url) => Some(crate::program::otlp::Exporter::start(url)?),
+        Some(url) => Some(crate::program::otlp::Exporter::start(url, options.masking)?),
         None => None,
     };
-    let team = team::Team::new(options.serve_reasons, store, spans);
+    let team = team::Team::new(options.serve_reasons, store, spans, options.masking);
     let gateway = Arc::new(Gateway {
         client: upstream_client(),
         upstreams,

@@ -7,6 +7,9 @@
 //! `{"call_id","tool","reason","touched","time"}` from what this gateway took (its `Recall`: the
 //! end of its reasons log when it started, then every reason it takes, bounded), else from the
 //! store, else 404.
+//!
+//! Both are ways out of the machine: what the store keeps and what the route answers has its
+//! reason and what its call touched masked ([`reasons::masking`]) unless `--no-mask` was given.
 
 use std::cell::RefCell;
 use std::sync::RwLock;
@@ -16,6 +19,7 @@ use hyper::{Method, Response, StatusCode};
 use reasons::apis::Api;
 use reasons::gateway::{Exchange, Lookup, Recall, Recalled};
 use reasons::layer::ReasonPosition;
+use reasons::masking::Masking;
 use reasons::reasons_log::Record;
 use serde_json::{json, Map, Value};
 
@@ -34,19 +38,24 @@ pub struct Team {
     pub store: Option<Store>,
     /// The OpenTelemetry collector each reason goes to as a span (`--otlp`).
     spans: Option<crate::program::otlp::Exporter>,
+    /// Whether what the store keeps and the route answers is masked.
+    masking: Masking,
 }
 
 impl Team {
-    /// The parts asked for.
+    /// The parts asked for; what leaves through the store and the route is masked as
+    /// `masking` says.
     pub fn new(
         serve: bool,
         store: Option<Store>,
         spans: Option<crate::program::otlp::Exporter>,
+        masking: Masking,
     ) -> Team {
         Team {
             serve,
             store,
             spans,
+            masking,
         }
     }
 
@@ -70,7 +79,7 @@ impl Team {
         let (Some(store), Some(call_id)) = (&self.store, record.taken.call_id.as_deref()) else {
             return;
         };
-        store.keep(call_id, &answer_of(&record.to_json()));
+        store.keep(call_id, &masked(answer_of(&record.to_json()), self.masking));
     }
 
     /// The answer to a question about a call's reason, when `path` asks one and reasons are
@@ -106,7 +115,7 @@ impl Team {
             _ => None,
         };
         let (status, body) = match found {
-            Some(record) => (StatusCode::OK, answer_of(&record)),
+            Some(record) => (StatusCode::OK, masked(answer_of(&record), self.masking)),
             None => (
                 StatusCode::NOT_FOUND,
                 json!({"error": "no reason is known for this call id"}),
@@ -215,6 +224,17 @@ fn answer_of(record: &Value) -> Value {
         );
     }
     Value::Object(answer)
+}
+
+/// An answer as it leaves the machine: its reason and what its call touched masked, when
+/// `masking` says so.
+fn masked(mut answer: Value, masking: Masking) -> Value {
+    for key in ["reason", "touched"] {
+        if let Some(text) = answer.get_mut(key) {
+            masking.json(text);
+        }
+    }
+    answer
 }
 
 /// `%XX` escapes decoded; `None` when they do not make UTF-8.

@@ -21,6 +21,8 @@
 //! - [`release`]: the release's archive, installer and npm packages, made by its own scripts;
 //! - [`report_page`]: reading the page `reasons report` writes;
 //! - [`runner`]: a GitHub Actions runner running a composite action's steps;
+//! - [`fake_credentials`]: fake credentials of every kind `reasons::masking` masks;
+//! - [`phoenix`], [`redis`]: a real Arize Phoenix (an OpenTelemetry collector) and a real Redis;
 //! - [`tmux`]: a program in a terminal of its own, and what its screen shows.
 
 use std::io::Write;
@@ -37,11 +39,14 @@ pub mod claude_code;
 #[cfg(unix)]
 pub mod cline;
 pub mod environment;
+pub mod fake_credentials;
 pub mod gateway;
 pub mod gemini_model;
 #[cfg(unix)]
 pub mod llama;
+pub mod phoenix;
 pub mod real_parts;
+pub mod redis;
 pub mod release;
 pub mod report_page;
 #[cfg(unix)]

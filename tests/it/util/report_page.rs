@@ -2,8 +2,11 @@
 //! The report's tests read the page's text; the browser's tests open the same page in chromium.
 
 use std::path::Path;
+use std::process::Command;
 
 use serde_json::{json, Value};
+
+use super::real_parts::chromium;
 
 use crate::util::claude_call;
 
@@ -183,4 +186,60 @@ fn from_base64(text: &str) -> Vec<u8> {
         }
     }
     bytes
+}
+
+/// What the browser wrote.
+pub struct Opened {
+    pub stdout: Vec<u8>,
+    /// Console messages of the page: any at all is a failure, the page logs nothing.
+    pub console: Vec<String>,
+}
+
+/// Opens `url` in headless Chromium with `extra` arguments (a `--dump-dom` or `--screenshot`).
+pub fn open_headless(url: &str, extra: &[&str]) -> Opened {
+    let chromium = chromium();
+    let profile = tempfile::tempdir().unwrap();
+    let output = crate::util::environment::clear(&mut Command::new("timeout"))
+        .arg("600")
+        .arg(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "chromium failed: {stderr}");
+    Opened {
+        stdout: output.stdout,
+        console: stderr
+            .lines()
+            .filter(|line| line.contains(":CONSOLE"))
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
+/// The DOM of `url` after its script ran, asserting that the page logged nothing and its
+/// script saw no error.
+#[track_caller]
+pub fn dom(url: &str) -> String {
+    let opened = open_headless(url, &["--dump-dom"]);
+    assert!(opened.console.is_empty(), "console: {:#?}", opened.console);
+    let dom = String::from_utf8(opened.stdout).expect("the DOM is UTF-8");
+    let root_tag = &dom[dom.find("<html").expect("an html element")..];
+    let root_tag = &root_tag[..root_tag.find('>').unwrap()];
+    assert!(!root_tag.contains("data-problems"), "{root_tag}");
+    dom
 }

@@ -13,6 +13,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use reasons::masking::Masking;
 use reasons::reasons_log::{self, Logged};
 use reasons::record::{CallRecord, Status};
 use reasons::touched;
@@ -46,7 +47,8 @@ pub struct Call {
 }
 
 impl Call {
-    fn from_logged(logged: Logged) -> Call {
+    fn from_logged(mut logged: Logged, masking: Masking) -> Call {
+        masking.json(&mut logged.reason);
         let (status, reason) = Status::of_reason(&logged.reason);
         Call {
             time: logged.time,
@@ -54,7 +56,10 @@ impl Call {
             session: logged.session,
             tool: logged.tool,
             call_id: logged.call_id,
-            touched: logged.touched.unwrap_or_default(),
+            touched: logged
+                .touched
+                .map(|touched| masking.text(&touched).into_owned())
+                .unwrap_or_default(),
             status,
             reason,
             arguments: None,
@@ -63,16 +68,20 @@ impl Call {
         }
     }
 
-    fn from_record(record: CallRecord) -> Call {
+    fn from_record(mut record: CallRecord, masking: Masking) -> Call {
+        // What it touched is masked as the reasons log's is (masked after its summary is cut),
+        // so that a call without an id still meets its logged reason by what it touched.
+        let touched = record
+            .arguments
+            .as_ref()
+            .map(|arguments| masking.text(&touched::summary(arguments)).into_owned())
+            .unwrap_or_default();
+        masking.call(&mut record);
         Call {
             time: record.timestamp,
             agent: record.format.to_string(),
             session: record.session,
-            touched: record
-                .arguments
-                .as_ref()
-                .map(touched::summary)
-                .unwrap_or_default(),
+            touched,
             tool: record.tool,
             call_id: record.call_id,
             status: record.status,
@@ -210,6 +219,8 @@ pub struct Calls {
     coverage: HashMap<String, Coverage>,
     /// The session of the latest call, for the coverage line.
     latest_session: Option<String>,
+    /// Whether reasons, what calls touched and their arguments are shown masked (`--mask`).
+    masking: Masking,
 }
 
 impl Calls {
@@ -222,17 +233,23 @@ impl Calls {
             by_id: HashMap::new(),
             coverage: HashMap::new(),
             latest_session: None,
+            masking: Masking::AsWritten,
         }
+    }
+
+    /// The same, its calls masked as `masking` says as they arrive.
+    pub fn masked(self, masking: Masking) -> Calls {
+        Calls { masking, ..self }
     }
 
     /// A record of the reasons log.
     pub fn add_logged(&mut self, logged: Logged) -> Change {
-        self.add(Call::from_logged(logged))
+        self.add(Call::from_logged(logged, self.masking))
     }
 
     /// A call of a session log.
     pub fn add_record(&mut self, record: CallRecord) -> Change {
-        self.add(Call::from_record(record))
+        self.add(Call::from_record(record, self.masking))
     }
 
     fn add(&mut self, call: Call) -> Change {

@@ -16,6 +16,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant, SystemTime};
 
 use reasons::formats::ReadOptions;
+use reasons::masking::Masking;
 use reasons::reasons_log::{self, Logged};
 use reasons::record::CallRecord;
 use reasons::visible::visible;
@@ -33,6 +34,8 @@ pub struct Options {
     pub sessions: Option<Vec<String>>,
     /// One line per call instead of the full-screen view.
     pub plain: bool,
+    /// Whether reasons, what calls touched and their arguments are shown masked (`--mask`).
+    pub masking: Masking,
 }
 
 /// What the followers send.
@@ -91,9 +94,11 @@ pub fn run(options: Options, stdout_is_terminal: bool) -> anyhow::Result<ExitCod
     drop(sender);
     if plain {
         let stdout = io::stdout();
-        plain_lines(arrivals, &mut stdout.lock())
+        let calls = Calls::new(PLAIN_CAPACITY).masked(options.masking);
+        plain_lines(arrivals, calls, &mut stdout.lock())
     } else {
-        screen::run(arrivals, SCREEN_CAPACITY, options.reasons_log.as_deref())
+        let calls = Calls::new(SCREEN_CAPACITY).masked(options.masking);
+        screen::run(arrivals, calls, options.reasons_log.as_deref())
     }
 }
 
@@ -218,8 +223,11 @@ pub fn plain_line(call: &Call) -> String {
 /// The plain view: a line per call, written and flushed as it arrives. A session call without a
 /// reason waits up to [`GRACE`] for its reason from the reasons log, so it is written once, as it
 /// is.
-fn plain_lines(arrivals: Receiver<Arrival>, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let mut calls = Calls::new(PLAIN_CAPACITY);
+fn plain_lines(
+    arrivals: Receiver<Arrival>,
+    mut calls: Calls,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
     let mut waiting: Vec<(u64, Instant)> = Vec::new();
     let write = |calls: &Calls, seq: u64, out: &mut dyn Write| -> io::Result<()> {
         if let Some(call) = calls.get(seq) {

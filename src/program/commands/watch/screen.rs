@@ -65,7 +65,7 @@ impl View {
 
 pub fn run(
     arrivals: Receiver<Arrival>,
-    capacity: usize,
+    calls: Calls,
     reasons_log: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     // `init` enters raw mode and the alternate screen, and installs a panic hook that leaves
@@ -76,7 +76,7 @@ pub fn run(
         show_cursor();
         restore_terminal(info);
     }));
-    let result = event_loop(&mut terminal, arrivals, capacity, reasons_log);
+    let result = event_loop(&mut terminal, arrivals, calls, reasons_log);
     ratatui::restore();
     show_cursor();
     result
@@ -92,7 +92,7 @@ fn show_cursor() {
 fn event_loop(
     terminal: &mut DefaultTerminal,
     arrivals: Receiver<Arrival>,
-    capacity: usize,
+    mut calls: Calls,
     reasons_log: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let colour = std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
@@ -100,7 +100,6 @@ fn event_loop(
         Some(log) => format!("reasons watch · {}", visible(&log.display().to_string())),
         None => "reasons watch".to_owned(),
     };
-    let mut calls = Calls::new(capacity);
     let mut view = View::default();
     let mut dirty = true;
     loop {

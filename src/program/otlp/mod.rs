@@ -12,8 +12,13 @@
 //! given [`SEND_TIMEOUT`]. A collector that cannot be reached is said once (with how many spans
 //! were dropped so far), and again when it answers.
 //!
-//! OTLP/HTTP protobuf, encoded by hand: the few messages of `ExportTraceServiceRequest` need no
-//! protobuf crate (Phoenix refuses JSON bodies).
+//! What a span says about a reason and what its call touched is masked first
+//! ([`reasons::masking`]) unless the command was given `--no-mask`: a collector is elsewhere.
+//!
+//! OTLP/HTTP protobuf (Phoenix refuses JSON bodies): the official messages as prost types
+//! ([`proto`]), encoded by prost.
+
+mod proto;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender};
@@ -25,6 +30,12 @@ use anyhow::{bail, Context};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Uri};
+use prost::Message;
+use proto::{
+    any_value, AnyValue, ExportTraceServiceRequest, InstrumentationScope, KeyValue, Resource,
+    ResourceSpans, ScopeSpans, Span, SpanKind,
+};
+use reasons::masking::Masking;
 use reasons::reasons_log::Record;
 use reasons::record::{CallRecord, ReasonFrom};
 use serde_json::Value;
@@ -62,7 +73,9 @@ pub fn endpoint(named: Option<String>) -> Option<String> {
 
 /// Sends spans to a collector.
 pub struct Exporter {
-    queue: Option<SyncSender<Vec<u8>>>,
+    queue: Option<SyncSender<Span>>,
+    /// Whether a span's reason and touched are masked: decided once, for every span.
+    masking: Masking,
     dropped: Arc<AtomicU64>,
     /// Spans queued and not yet sent (or given up on).
     pending: Arc<AtomicU64>,
@@ -70,8 +83,9 @@ pub struct Exporter {
 }
 
 impl Exporter {
-    /// An exporter to the collector at `url` (its traces path `/v1/traces` added unless given).
-    pub fn start(url: &str) -> anyhow::Result<Exporter> {
+    /// An exporter to the collector at `url` (its traces path `/v1/traces` added unless given),
+    /// its spans' texts masked as `masking` says.
+    pub fn start(url: &str, masking: Masking) -> anyhow::Result<Exporter> {
         let traces = traces_url(url)?;
         let (queue, queued) = mpsc::sync_channel(QUEUED);
         let dropped = Arc::new(AtomicU64::new(0));
@@ -83,6 +97,7 @@ impl Exporter {
             .context("cannot start the OTLP exporter")?;
         Ok(Exporter {
             queue: Some(queue),
+            masking,
             dropped,
             pending,
             sender: Some(sender),
@@ -91,7 +106,7 @@ impl Exporter {
 
     /// Queues the span of a reason taken; dropped and counted when the queue is full.
     pub fn span(&self, record: &Record) {
-        self.queue(span(record, SystemTime::now()));
+        self.queue(span(record, SystemTime::now(), self.masking));
     }
 
     /// Queues the span of a recorded call (`reasons export`), waiting for room: a recorded log
@@ -99,7 +114,7 @@ impl Exporter {
     pub fn call_span(&self, call: &CallRecord) {
         let Some(queue) = &self.queue else { return };
         self.pending.fetch_add(1, Ordering::SeqCst);
-        if queue.send(call_span(call)).is_err() {
+        if queue.send(call_span(call, self.masking)).is_err() {
             self.pending.fetch_sub(1, Ordering::SeqCst);
         }
     }
@@ -109,7 +124,7 @@ impl Exporter {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    fn queue(&self, span: Vec<u8>) {
+    fn queue(&self, span: Span) {
         let Some(queue) = &self.queue else { return };
         self.pending.fetch_add(1, Ordering::SeqCst);
         if queue.try_send(span).is_err() {
@@ -159,7 +174,7 @@ fn traces_url(url: &str) -> anyhow::Result<Uri> {
 /// The sending thread: batches, sends, says once when the collector is away and when it is back.
 fn send(
     traces: Uri,
-    queued: mpsc::Receiver<Vec<u8>>,
+    queued: mpsc::Receiver<Span>,
     (dropped, pending): (Arc<AtomicU64>, Arc<AtomicU64>),
 ) {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -187,7 +202,8 @@ fn send(
                 }
             }
         }
-        let body = export_request(&batch);
+        let sent_spans = batch.len() as u64;
+        let body = export_request(batch).encode_to_vec();
         let sent = runtime.block_on(async {
             let request = Request::post(traces.clone())
                 .header(hyper::header::CONTENT_TYPE, "application/x-protobuf")
@@ -201,7 +217,7 @@ fn send(
             let _ = answer.into_body().collect().await;
             Some(status)
         });
-        pending.fetch_sub(batch.len() as u64, Ordering::SeqCst);
+        pending.fetch_sub(sent_spans, Ordering::SeqCst);
         match sent {
             Some(status) if status.is_success() => {
                 if away {
@@ -210,7 +226,7 @@ fn send(
                 }
             }
             failed => {
-                dropped.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                dropped.fetch_add(sent_spans, Ordering::Relaxed);
                 if !away {
                     away = true;
                     let why = failed.map_or_else(
@@ -227,55 +243,23 @@ fn send(
     }
 }
 
-// Protobuf, as opentelemetry-proto's trace/v1, common/v1 and resource/v1 define it.
-
-fn varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-fn tag(out: &mut Vec<u8>, field: u64, wire: u64) {
-    varint(out, (field << 3) | wire);
-}
-
-fn bytes_field(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
-    tag(out, field, 2);
-    varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
-fn fixed64_field(out: &mut Vec<u8>, field: u64, value: u64) {
-    tag(out, field, 1);
-    out.extend_from_slice(&value.to_le_bytes());
-}
-
-/// A `KeyValue` whose value is a string `AnyValue`.
-fn attribute(out: &mut Vec<u8>, field: u64, key: &str, value: &str) {
-    let mut any = Vec::new();
-    bytes_field(&mut any, 1, value.as_bytes());
-    let mut pair = Vec::new();
-    bytes_field(&mut pair, 1, key.as_bytes());
-    bytes_field(&mut pair, 2, &any);
-    bytes_field(out, field, &pair);
-}
-
-/// One encoded `Span` for a reason taken at `now`.
-fn span(record: &Record, now: SystemTime) -> Vec<u8> {
+/// The `Span` of a reason taken at `now`.
+fn span(record: &Record, now: SystemTime, masking: Masking) -> Span {
     let taken = &record.taken;
-    let touched = record.touched();
+    let reason = match &taken.reason {
+        Value::String(text) => masking.text(text).into_owned(),
+        other => {
+            let mut other = other.clone();
+            masking.json(&mut other);
+            other.to_string()
+        }
+    };
+    let touched = masking.text(&record.touched()).into_owned();
+    // Without a call id, the span's identity is made of what it shows, masked as it is shown: a
+    // hash of a password in its context is a way to confirm a guess.
     let identity = match &taken.call_id {
         Some(call_id) => format!("call:{call_id}"),
-        None => format!(
-            "{}:{}:{}:{}",
-            record.time, taken.tool, touched, taken.reason
-        ),
-    };
-    let reason = match &taken.reason {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
+        None => format!("{}:{}:{}:{}", record.time, taken.tool, touched, reason),
     };
     let mut attributes = vec![
         ("reasons.reason", reason),
@@ -285,18 +269,18 @@ fn span(record: &Record, now: SystemTime) -> Vec<u8> {
     if let Some(session) = &record.session {
         attributes.push(("session.id", session.clone()));
     }
-    encode_span(
+    tool_span(
         &identity,
         &taken.tool,
         taken.call_id.as_deref(),
         unix_nanos(now),
-        &attributes,
+        attributes,
     )
 }
 
-/// One encoded `Span` for a recorded call: every status, with where its reason came from, at
-/// the time its log gives it.
-fn call_span(call: &CallRecord) -> Vec<u8> {
+/// The `Span` of a recorded call: every status, with where its reason came from, at the time
+/// its log gives it.
+fn call_span(call: &CallRecord, masking: Masking) -> Span {
     let identity = match &call.call_id {
         Some(call_id) => format!("call:{call_id}"),
         None => format!("line:{}:{}", call.source, call.line),
@@ -321,20 +305,21 @@ fn call_span(call: &CallRecord) -> Vec<u8> {
         ("reasons.source", format!("{}:{}", call.source, call.line)),
     ];
     if let Some(reason) = &call.reason {
-        attributes.push(("reasons.reason", reason.clone()));
+        attributes.push(("reasons.reason", masking.text(reason).into_owned()));
     }
     if let Some(arguments) = &call.arguments {
-        attributes.push(("reasons.touched", reasons::touched::summary(arguments)));
+        let touched = reasons::touched::summary(arguments);
+        attributes.push(("reasons.touched", masking.text(&touched).into_owned()));
     }
     if let Some(session) = &call.session {
         attributes.push(("session.id", session.clone()));
     }
-    encode_span(
+    tool_span(
         &identity,
         &call.tool,
         call.call_id.as_deref(),
         nanos,
-        &attributes,
+        attributes,
     )
 }
 
@@ -343,54 +328,66 @@ fn unix_nanos(time: SystemTime) -> u64 {
         .map_or(0, |since| since.as_nanos() as u64)
 }
 
+/// A string attribute.
+fn attribute(key: &str, value: String) -> KeyValue {
+    KeyValue {
+        key: key.to_owned(),
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(value)),
+        }),
+    }
+}
+
 /// A span in the GenAI conventions' shape: `execute_tool {tool}`, its ids derived from
 /// `identity`, at `nanos`, with `attributes` after the conventions' own.
-fn encode_span(
+fn tool_span(
     identity: &str,
     tool: &str,
     call_id: Option<&str>,
     nanos: u64,
-    attributes: &[(&str, String)],
-) -> Vec<u8> {
+    attributes: Vec<(&str, String)>,
+) -> Span {
     let digest = Sha256::digest(identity.as_bytes());
-    let mut out = Vec::new();
-    bytes_field(&mut out, 1, &digest[..16]);
-    bytes_field(&mut out, 2, &digest[16..24]);
-    bytes_field(&mut out, 5, format!("execute_tool {tool}").as_bytes());
-    // SPAN_KIND_INTERNAL.
-    tag(&mut out, 6, 0);
-    varint(&mut out, 1);
-    fixed64_field(&mut out, 7, nanos);
-    fixed64_field(&mut out, 8, nanos);
-    attribute(&mut out, 9, "gen_ai.operation.name", "execute_tool");
-    attribute(&mut out, 9, "gen_ai.tool.name", tool);
+    let mut all = vec![
+        attribute("gen_ai.operation.name", "execute_tool".to_owned()),
+        attribute("gen_ai.tool.name", tool.to_owned()),
+    ];
     if let Some(call_id) = call_id {
-        attribute(&mut out, 9, "gen_ai.tool.call.id", call_id);
+        all.push(attribute("gen_ai.tool.call.id", call_id.to_owned()));
     }
-    for (key, value) in attributes {
-        attribute(&mut out, 9, key, value);
+    all.extend(
+        attributes
+            .into_iter()
+            .map(|(key, value)| attribute(key, value)),
+    );
+    Span {
+        trace_id: digest[..16].to_vec(),
+        span_id: digest[16..24].to_vec(),
+        name: format!("execute_tool {tool}"),
+        kind: SpanKind::Internal as i32,
+        start_time_unix_nano: nanos,
+        end_time_unix_nano: nanos,
+        attributes: all,
+        ..Span::default()
     }
-    out
 }
 
-/// An `ExportTraceServiceRequest` holding these encoded spans, from service `reasons`.
-fn export_request(spans: &[Vec<u8>]) -> Vec<u8> {
-    let mut resource = Vec::new();
-    attribute(&mut resource, 1, "service.name", "reasons");
-    let mut scope = Vec::new();
-    bytes_field(&mut scope, 1, b"reasons");
-    bytes_field(&mut scope, 2, env!("CARGO_PKG_VERSION").as_bytes());
-    let mut scope_spans = Vec::new();
-    bytes_field(&mut scope_spans, 1, &scope);
-    for span in spans {
-        bytes_field(&mut scope_spans, 2, span);
+/// The `ExportTraceServiceRequest` holding these spans, from service `reasons`.
+fn export_request(spans: Vec<Span>) -> ExportTraceServiceRequest {
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: vec![attribute("service.name", "reasons".to_owned())],
+            }),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "reasons".to_owned(),
+                    version: env!("CARGO_PKG_VERSION").to_owned(),
+                }),
+                spans,
+            }],
+        }],
     }
-    let mut resource_spans = Vec::new();
-    bytes_field(&mut resource_spans, 1, &resource);
-    bytes_field(&mut resource_spans, 2, &scope_spans);
-    let mut request = Vec::new();
-    bytes_field(&mut request, 1, &resource_spans);
-    request
 }
 
 #[cfg(test)]
@@ -416,8 +413,34 @@ mod tests {
         assert!(traces_url("otel.example").is_err());
     }
 
+    /// What a collector receives for these spans, decoded with the same messages.
+    fn received(spans: Vec<Span>) -> ExportTraceServiceRequest {
+        let body = export_request(spans).encode_to_vec();
+        ExportTraceServiceRequest::decode(&body[..]).expect("a valid ExportTraceServiceRequest")
+    }
+
+    fn attributes(span: &Span) -> Vec<(String, String)> {
+        span.attributes
+            .iter()
+            .map(|pair| {
+                let value = match pair.value.as_ref().and_then(|any| any.value.as_ref()) {
+                    Some(any_value::Value::StringValue(text)) => text.clone(),
+                    other => panic!("{}: not a string value: {other:?}", pair.key),
+                };
+                (pair.key.clone(), value)
+            })
+            .collect()
+    }
+
+    fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+        expected
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect()
+    }
+
     #[test]
-    fn a_span_is_the_same_bytes_for_the_same_call_and_holds_its_attributes() {
+    fn a_reason_taken_is_sent_as_one_span_with_every_attribute() {
         let record = Record::now(
             Via::Gateway,
             TakenReason::new(
@@ -430,22 +453,121 @@ mod tests {
             Some("s1".into()),
         );
         let at = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-        let encoded = span(&record, at);
-        assert_eq!(encoded, span(&record, at));
-        let text = String::from_utf8_lossy(&encoded);
-        for needed in [
-            "execute_tool Bash",
-            "gen_ai.tool.call.id",
-            "toolu_1",
-            "reasons.reason",
-            "Look around",
-            "session.id",
-        ] {
-            assert!(text.contains(needed), "{needed}");
-        }
-        // A varint crosses its byte boundary as protobuf says.
-        let mut out = Vec::new();
-        varint(&mut out, 300);
-        assert_eq!(out, [0xAC, 0x02]);
+        let sent = span(&record, at, Masking::Masked);
+        assert_eq!(sent, span(&record, at, Masking::Masked));
+        let request = received(vec![sent]);
+        let [resource_spans] = &request.resource_spans[..] else {
+            panic!("one resource: {request:?}")
+        };
+        let resource = resource_spans.resource.as_ref().unwrap();
+        assert_eq!(
+            resource.attributes,
+            vec![attribute("service.name", "reasons".to_owned())]
+        );
+        let [scope_spans] = &resource_spans.scope_spans[..] else {
+            panic!("one scope")
+        };
+        let scope = scope_spans.scope.as_ref().unwrap();
+        assert_eq!(
+            (scope.name.as_str(), scope.version.as_str()),
+            ("reasons", env!("CARGO_PKG_VERSION"))
+        );
+        let [span] = &scope_spans.spans[..] else {
+            panic!("one span")
+        };
+        assert_eq!(span.name, "execute_tool Bash");
+        assert_eq!(span.kind, SpanKind::Internal as i32);
+        let digest = Sha256::digest(b"call:toolu_1");
+        assert_eq!(span.trace_id, digest[..16]);
+        assert_eq!(span.span_id, digest[16..24]);
+        assert!(span.parent_span_id.is_empty());
+        assert_eq!(span.start_time_unix_nano, 1_800_000_000_000_000_000);
+        assert_eq!(span.end_time_unix_nano, span.start_time_unix_nano);
+        assert_eq!(
+            attributes(span),
+            pairs(&[
+                ("gen_ai.operation.name", "execute_tool"),
+                ("gen_ai.tool.name", "Bash"),
+                ("gen_ai.tool.call.id", "toolu_1"),
+                ("reasons.reason", "Look around"),
+                ("reasons.touched", "ls"),
+                ("reasons.via", "gateway"),
+                ("session.id", "s1"),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_recorded_call_is_sent_at_its_time_with_its_status_and_place() {
+        let call = CallRecord {
+            source: "logs/a.jsonl".into(),
+            line: 7,
+            format: reasons::formats::Format::ClaudeCode,
+            session: Some("s2".into()),
+            timestamp: Some("2026-12-01T11:11:12.5+01:00".into()),
+            call_id: Some("toolu_2".into()),
+            tool: "Bash".into(),
+            reason: Some("Run the tests".into()),
+            status: reasons::record::Status::Present,
+            reason_from: ReasonFrom::Call,
+            arguments: Some(json!({"command": "cargo test", "reason": "Run the tests"})),
+        };
+        let request = received(vec![call_span(&call, Masking::Masked)]);
+        let span = &request.resource_spans[0].scope_spans[0].spans[0];
+        assert_eq!(span.name, "execute_tool Bash");
+        assert_eq!(span.start_time_unix_nano, 1_796_119_872_500_000_000);
+        assert_eq!(span.trace_id, Sha256::digest(b"call:toolu_2")[..16]);
+        assert_eq!(
+            attributes(span),
+            pairs(&[
+                ("gen_ai.operation.name", "execute_tool"),
+                ("gen_ai.tool.name", "Bash"),
+                ("gen_ai.tool.call.id", "toolu_2"),
+                ("reasons.status", "present"),
+                ("reasons.reason_from", "call"),
+                ("reasons.format", "claude-code"),
+                ("reasons.source", "logs/a.jsonl:7"),
+                ("reasons.reason", "Run the tests"),
+                ("reasons.touched", "cargo test"),
+                ("session.id", "s2"),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_span_masks_its_reason_and_touched_unless_told_not_to() {
+        let record = Record::now(
+            Via::Proxy,
+            TakenReason::new(
+                "Bash".into(),
+                None,
+                None,
+                json!("Use DB_PASSWORD=hunter2 for the dump"),
+                json!({"command": "PGPASSWORD=hunter2 pg_dump app"}),
+            ),
+            None,
+        );
+        let at = UNIX_EPOCH;
+        let masked = attributes(&span(&record, at, Masking::Masked));
+        assert!(masked.contains(&(
+            "reasons.reason".into(),
+            "Use DB_PASSWORD=[masked: password] for the dump".into()
+        )));
+        assert!(masked.contains(&(
+            "reasons.touched".into(),
+            "PGPASSWORD=[masked: password] pg_dump app".into()
+        )));
+        let as_written = attributes(&span(&record, at, Masking::AsWritten));
+        assert!(as_written.contains(&(
+            "reasons.touched".into(),
+            "PGPASSWORD=hunter2 pg_dump app".into()
+        )));
+        // Without a call id the span's ids come from what it shows, masked.
+        let masked_id = span(&record, at, Masking::Masked).trace_id;
+        let identity = format!(
+            "{}:Bash:PGPASSWORD=[masked: password] pg_dump app:Use DB_PASSWORD=[masked: password] for the dump",
+            record.time
+        );
+        assert_eq!(masked_id, Sha256::digest(identity.as_bytes())[..16]);
     }
 }
