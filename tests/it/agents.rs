@@ -175,6 +175,49 @@ fn with_no_path_the_cline_sessions_are_read_from_cline_data_dir() {
     assert_eq!(stats["groups"][0]["calls"], 2, "{stats}");
 }
 
+/// Qwen Code writes its chats under `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, as it documents;
+/// reading `~/.qwen` whatever they said counted none of them.
+#[test]
+fn with_no_path_the_qwen_chats_are_read_from_its_runtime_folder_else_qwen_home() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("data");
+    let chat = "projects/-home-ada-shop/chats/9d3e7a10.jsonl";
+    for (variables, holder) in [
+        (&["QWEN_HOME"][..], "qwen-global"),
+        (&["QWEN_HOME", "QWEN_RUNTIME_DIR"][..], "qwen-runtime"),
+    ] {
+        let folder = home.path().join(holder);
+        std::fs::create_dir_all(folder.join(chat).parent().unwrap()).unwrap();
+        std::fs::copy(
+            crate::util::root().join("samples/qwen-code.jsonl"),
+            folder.join(chat),
+        )
+        .unwrap();
+        let global = home.path().join("qwen-global");
+        let runtime = home.path().join("qwen-runtime");
+        let mut env: Vec<(&str, &std::path::Path)> = vec![("XDG_DATA_HOME", &data)];
+        for variable in variables {
+            env.push(match *variable {
+                "QWEN_HOME" => ("QWEN_HOME", &global),
+                _ => ("QWEN_RUNTIME_DIR", &runtime),
+            });
+        }
+        let text = stats_of_the_usual_places(home.path(), &env);
+        let announced = format!("reasons: reading {}", folder.join("projects").display());
+        assert!(text.contains(&announced), "{variables:?}: {text}");
+        if holder == "qwen-runtime" {
+            assert!(
+                !text.contains("qwen-global"),
+                "the runtime folder wins: {text}"
+            );
+        }
+        let json = &text[text.find("{\"totals\"").expect("the stats")..];
+        let stats: Value = serde_json::from_str(json.trim()).unwrap();
+        assert_eq!(stats["groups"][0]["key"], "qwen-code", "{stats}");
+        assert!(stats["groups"][1].is_null(), "one agent's calls: {stats}");
+    }
+}
+
 /// With no PATH on a terminal, the usual place of every agent is read and announced: the
 /// samples copied where each agent writes its own.
 #[test]

@@ -9,7 +9,7 @@ pub const AGENT: Agent = Agent {
     title: "Antigravity CLI",
     format: Format::Antigravity,
     home: Home {
-        variable: None,
+        variables: &[],
         inside_variable: "",
         base: Base::Home,
         in_base: ".gemini/antigravity-cli",

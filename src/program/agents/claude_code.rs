@@ -49,7 +49,7 @@ pub const AGENT: Agent = Agent {
     title: "Claude Code",
     format: Format::ClaudeCode,
     home: Home {
-        variable: Some("CLAUDE_CONFIG_DIR"),
+        variables: &["CLAUDE_CONFIG_DIR"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".claude",

@@ -18,7 +18,7 @@ pub const AGENT: Agent = Agent {
     title: "Cline",
     format: Format::Cline,
     home: Home {
-        variable: Some("CLINE_DATA_DIR"),
+        variables: &["CLINE_DATA_DIR"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".cline/data",

@@ -24,7 +24,7 @@ pub const AGENT: Agent = Agent {
     title: "Codex",
     format: Format::Codex,
     home: Home {
-        variable: Some("CODEX_HOME"),
+        variables: &["CODEX_HOME"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".codex",

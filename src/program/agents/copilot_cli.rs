@@ -49,7 +49,7 @@ pub const AGENT: Agent = Agent {
     title: "Copilot CLI",
     format: Format::CopilotCli,
     home: Home {
-        variable: Some("COPILOT_HOME"),
+        variables: &["COPILOT_HOME"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".copilot",

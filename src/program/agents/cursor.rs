@@ -8,7 +8,7 @@ pub const AGENT: Agent = Agent {
     title: "Cursor",
     format: Format::Cursor,
     home: Home {
-        variable: None,
+        variables: &[],
         inside_variable: "",
         base: Base::Home,
         in_base: ".cursor",

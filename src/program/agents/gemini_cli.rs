@@ -11,7 +11,7 @@ pub const AGENT: Agent = Agent {
     title: "Gemini CLI",
     format: Format::GeminiCli,
     home: Home {
-        variable: Some("GEMINI_CLI_HOME"),
+        variables: &["GEMINI_CLI_HOME"],
         inside_variable: ".gemini",
         base: Base::Home,
         in_base: ".gemini",

@@ -9,7 +9,7 @@ pub const AGENT: Agent = Agent {
     title: "Goose",
     format: Format::Goose,
     home: Home {
-        variable: None,
+        variables: &[],
         inside_variable: "",
         base: Base::Data,
         in_base: "goose",

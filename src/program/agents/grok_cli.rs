@@ -10,7 +10,7 @@ pub const AGENT: Agent = Agent {
     title: "Grok CLI",
     format: Format::GrokCli,
     home: Home {
-        variable: Some("GROK_HOME"),
+        variables: &["GROK_HOME"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".grok",

@@ -9,7 +9,7 @@ pub const AGENT: Agent = Agent {
     title: "Hermes Agent",
     format: Format::Hermes,
     home: Home {
-        variable: Some("HERMES_HOME"),
+        variables: &["HERMES_HOME"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".hermes",

@@ -10,7 +10,7 @@ pub const AGENT: Agent = Agent {
     title: "Kilo",
     format: Format::Kilo,
     home: Home {
-        variable: None,
+        variables: &[],
         inside_variable: "",
         base: Base::Data,
         in_base: "kilo",

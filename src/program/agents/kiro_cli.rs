@@ -8,7 +8,7 @@ pub const AGENT: Agent = Agent {
     title: "Kiro CLI",
     format: Format::KiroCli,
     home: Home {
-        variable: None,
+        variables: &[],
         inside_variable: "",
         base: Base::Home,
         in_base: ".kiro",

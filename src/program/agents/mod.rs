@@ -112,11 +112,12 @@ pub enum Base {
 /// An agent's home, read as the agent reads it (checked in their code): a variable that moves
 /// it (Claude Code's `$CLAUDE_CONFIG_DIR` is its config folder itself; Gemini CLI's
 /// `$GEMINI_CLI_HOME` stands for the home directory its `.gemini` folder is in), else its folder
-/// in `$HOME` or the data folder. An empty variable counts as unset, as the agents count it.
+/// in `$HOME` or the data folder. An empty variable counts as unset, as the agents count it;
+/// where two move it, the first set wins (Qwen Code's `$QWEN_RUNTIME_DIR` over `$QWEN_HOME`).
 #[derive(Debug)]
 pub struct Home {
-    /// The variable the agent reads, when one moves its home.
-    pub variable: Option<&'static str>,
+    /// The variables the agent reads that move its home, the first set winning.
+    pub variables: &'static [&'static str],
     /// The home's folder inside the variable's path (empty when the variable is the home).
     pub inside_variable: &'static str,
     /// Where the home is without the variable.
@@ -136,7 +137,7 @@ impl Home {
     /// environment the agent gave it).
     pub fn folder_with(&self, variable: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
         let set = |name: &str| variable(name).filter(|value| !value.is_empty());
-        if let Some(dir) = self.variable.and_then(set) {
+        if let Some(dir) = self.variables.iter().find_map(|name| set(name)) {
             return Some(PathBuf::from(dir).join(self.inside_variable));
         }
         let home = || set("HOME").map(PathBuf::from);
@@ -162,8 +163,9 @@ impl Home {
 
     fn shown_with(&self, variable: impl Fn(&str) -> Option<OsString>) -> String {
         let set = self
-            .variable
-            .filter(|name| variable(name).is_some_and(|value| !value.is_empty()));
+            .variables
+            .iter()
+            .find(|name| variable(name).is_some_and(|value| !value.is_empty()));
         match (set, self.base) {
             (Some(name), _) if self.inside_variable.is_empty() => format!("${name}"),
             (Some(name), _) => format!("${name}/{}", self.inside_variable),
@@ -336,6 +338,31 @@ mod tests {
         assert_eq!(gemini.folder_with(&set), Some("/g/.gemini".into()));
         assert_eq!(claude.shown_with(&set), "$CLAUDE_CONFIG_DIR");
         assert_eq!(gemini.shown_with(&set), "$GEMINI_CLI_HOME/.gemini");
+    }
+
+    #[test]
+    fn qwen_codes_chats_are_in_its_runtime_folder_else_its_global_one() {
+        let qwen = &qwen_code::AGENT.home;
+        assert_eq!(
+            qwen.folder_with(env(&[("HOME", "/h")])),
+            Some("/h/.qwen".into())
+        );
+        let global = env(&[("HOME", "/h"), ("QWEN_HOME", "/q")]);
+        assert_eq!(qwen.folder_with(&global), Some("/q".into()));
+        assert_eq!(qwen.shown_with(&global), "$QWEN_HOME");
+        let both = env(&[
+            ("HOME", "/h"),
+            ("QWEN_HOME", "/q"),
+            ("QWEN_RUNTIME_DIR", "/r"),
+        ]);
+        assert_eq!(qwen.folder_with(&both), Some("/r".into()));
+        assert_eq!(qwen.shown_with(&both), "$QWEN_RUNTIME_DIR");
+        let empty_runtime = env(&[
+            ("HOME", "/h"),
+            ("QWEN_HOME", "/q"),
+            ("QWEN_RUNTIME_DIR", ""),
+        ]);
+        assert_eq!(qwen.folder_with(&empty_runtime), Some("/q".into()));
     }
 
     #[test]

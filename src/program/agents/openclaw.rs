@@ -9,7 +9,7 @@ pub const AGENT: Agent = Agent {
     title: "OpenClaw",
     format: Format::Openclaw,
     home: Home {
-        variable: Some("OPENCLAW_STATE_DIR"),
+        variables: &["OPENCLAW_STATE_DIR"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".openclaw",

@@ -16,7 +16,7 @@ pub const AGENT: Agent = Agent {
     title: "OpenCode",
     format: Format::Opencode,
     home: Home {
-        variable: None,
+        variables: &[],
         inside_variable: "",
         base: Base::Data,
         in_base: "opencode",

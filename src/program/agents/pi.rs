@@ -9,7 +9,7 @@ pub const AGENT: Agent = Agent {
     title: "Pi",
     format: Format::Pi,
     home: Home {
-        variable: Some("PI_CODING_AGENT_DIR"),
+        variables: &["PI_CODING_AGENT_DIR"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".pi/agent",

@@ -1,5 +1,8 @@
-//! Qwen Code: `~/.qwen`, its chats in `projects/`, pointed at the gateway by
-//! `--openai-base-url` (when the person gives it) or `OPENAI_BASE_URL`; no hook for one run.
+//! Qwen Code: its chats in `projects/` of its runtime folder, `$QWEN_RUNTIME_DIR`, else its
+//! global folder `$QWEN_HOME`, else `~/.qwen` (as Qwen Code 0.24 documents both variables: the
+//! runtime folder holds the conversations and defaults to the global one); pointed at the
+//! gateway by `--openai-base-url` (when the person gives it) or `OPENAI_BASE_URL`; no hook for
+//! one run. Nothing else is read from its global folder, so the home here is the chats' one.
 
 use reasons::record::Format;
 
@@ -10,7 +13,7 @@ pub const AGENT: Agent = Agent {
     title: "Qwen Code",
     format: Format::QwenCode,
     home: Home {
-        variable: None,
+        variables: &["QWEN_RUNTIME_DIR", "QWEN_HOME"],
         inside_variable: "",
         base: Base::Home,
         in_base: ".qwen",

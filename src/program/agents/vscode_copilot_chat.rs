@@ -12,7 +12,7 @@ pub const AGENT: Agent = Agent {
     title: "VS Code Copilot Chat",
     format: Format::VscodeCopilotChat,
     home: Home {
-        variable: None,
+        variables: &[],
         inside_variable: "",
         base: Base::Config,
         in_base: "Code/User",
