@@ -240,7 +240,9 @@ pub struct ExtractArgs {
 
     /// Keep reading the file as it grows, like `tail -F`. A file truncated in place (rotated with
     /// copytruncate) is read again from its start; one replaced by another file (rotated by
-    /// renaming) is read to its end, then the new one from its start.
+    /// renaming) is read to its end, then the new one from its start. A log its agent rewrites
+    /// whole (one JSON document, a SQLite store) is read again whenever it changes, and its new
+    /// calls shown.
     #[arg(long)]
     pub follow: bool,
 
@@ -776,7 +778,8 @@ pub enum HookAgent {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Session logs to follow beside the reasons log: files, directories, quoted glob patterns.
-    /// With none and a terminal on stdin, the usual local agent log folders.
+    /// With none and a terminal on stdin, the usual local agent log folders. A log its agent
+    /// rewrites whole (one JSON document, a SQLite store) is read again whenever it changes.
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
 

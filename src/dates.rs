@@ -73,6 +73,19 @@ pub fn utc_day(timestamp: &str) -> Option<String> {
     Some(format!("{year:04}-{month:02}-{day:02}"))
 }
 
+/// The time of day (`HH:MM:SS`, in UTC) of a timestamp that is a number of seconds or
+/// milliseconds since the epoch, as Cline and Gemini CLI write theirs; `None` for any other.
+pub fn epoch_clock(timestamp: &str) -> Option<String> {
+    let seconds = epoch_number(timestamp.trim())?.div_euclid(1_000_000_000);
+    let of_day = seconds.rem_euclid(86_400);
+    Some(format!(
+        "{:02}:{:02}:{:02}",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    ))
+}
+
 /// Nanoseconds since the epoch, when the timestamp is a number (of seconds or milliseconds)
 /// that names a day: a whole number exactly, a fraction as near as a float has it.
 fn epoch_number(timestamp: &str) -> Option<i128> {
@@ -228,6 +241,15 @@ mod tests {
         assert_eq!(epoch_nanos("2027-01-15T08:00:00+0100"), None);
         assert_eq!(epoch_nanos("t1"), None);
         assert_eq!(epoch_nanos("2027-13-15T08:00:00Z"), None);
+    }
+
+    #[test]
+    fn an_epoch_number_has_a_clock_and_other_text_none() {
+        assert_eq!(epoch_clock("1796126403000").as_deref(), Some("12:00:03"));
+        assert_eq!(epoch_clock("1796126403").as_deref(), Some("12:00:03"));
+        assert_eq!(epoch_clock("-1").as_deref(), Some("23:59:59"));
+        assert_eq!(epoch_clock("2027-01-15T08:00:00Z"), None);
+        assert_eq!(epoch_clock("t1"), None);
     }
 
     #[test]

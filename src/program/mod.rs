@@ -10,6 +10,7 @@ pub mod ask_gateway;
 pub mod broken_pipe;
 pub mod commands;
 pub mod exit_codes;
+pub mod followed_rewrite;
 pub mod gateway_server;
 pub mod hook_settings;
 pub mod http;

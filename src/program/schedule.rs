@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Seek};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,12 +17,13 @@ use anyhow::{anyhow, Context};
 use reasons::followed_file::{FollowedFile, StartOver, Step};
 use reasons::formats::store::StoreError;
 use reasons::formats::{
-    self, read_log, Event, OpenError, Opened, ReadOptions, ReadSummary, READ_BUFFER,
+    self, read_log, Event, Layout, OpenError, Opened, ReadOptions, ReadSummary, READ_BUFFER,
 };
 use reasons::jsonl::AlignedBufReader;
 use reasons::reasons_log;
 use reasons::record::CallRecord;
 
+use crate::program::followed_rewrite::Rewritten;
 use crate::program::progress::Progress;
 use crate::program::sources::Source;
 
@@ -118,12 +120,35 @@ pub fn read_one(
         }
     };
     let result = match opened {
+        // A followed store or document is rewritten, not appended to: read again at each change.
+        Some(opened @ Opened::Store(_)) if options.follow => {
+            let path = source.path().expect("a store is a file");
+            // Its records are named by the file; the store names the table.
+            rewritten(path, &source.name(), options).follow(
+                opened,
+                before_wait,
+                &mut sink,
+                &mut |warning| (on_warning.borrow_mut())(warning),
+            )
+        }
         Some(Opened::Store(store)) => store.read(&source.name(), &options.read, &mut sink),
         None => {
             let stdin = io::stdin().lock();
             let input =
                 AlignedBufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
             read_log(&name, input, &options.read, &mut sink)
+        }
+        // So is a followed document: only its whole can be read.
+        Some(Opened::Log(log))
+            if options.follow && log.is_regular() && log.layout() == Layout::Document =>
+        {
+            let path = log.path().to_path_buf();
+            rewritten(&path, &name, options).follow(
+                Opened::Log(log),
+                before_wait,
+                &mut sink,
+                &mut |warning| (on_warning.borrow_mut())(warning),
+            )
         }
         // A FIFO (`<(cmd)`) is no file that grows: it is read to its writer's end.
         Some(Opened::Log(log)) if options.follow && log.is_regular() => {
@@ -165,6 +190,16 @@ pub fn read_one(
         Err(_) => malformed.log_seen(on_warning),
     }
     result.with_context(|| format!("{name}: cannot read"))
+}
+
+/// A followed log that is rewritten rather than appended to.
+fn rewritten<'a>(path: &'a Path, name: &'a str, options: &'a SourceOptions) -> Rewritten<'a> {
+    Rewritten {
+        path,
+        name,
+        read: &options.read,
+        poll: FOLLOW_POLL,
+    }
 }
 
 /// How many malformed lines of one log are shown, each by its place; the rest are counted.

@@ -862,3 +862,72 @@ fn watch_plain_shows_the_calls_of_the_agents_read_since_round_5() {
     ));
     watch.nothing_more();
 }
+
+/// A log its agent rewrites rather than appends to — Cline's `messages.json` (one document), an
+/// OpenCode store (SQLite) — is read again when it changes: its calls are shown once each, the
+/// new ones as they come; a numeric time is shown as a clock.
+#[test]
+fn watch_plain_follows_a_rewritten_document_and_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("reasons.jsonl");
+    fs::write(&log, "").unwrap();
+    let cline = dir.path().join("cline.messages.json");
+    fs::copy(
+        crate::util::root().join("samples/cline.messages.json"),
+        &cline,
+    )
+    .unwrap();
+    let opencode = dir.path().join("opencode.db");
+    fs::copy(crate::util::root().join("samples/opencode.db"), &opencode).unwrap();
+    let watch = Watch::start(&["--reasons-log", arg(&log), arg(&cline), arg(&opencode)]);
+    let mut first: Vec<String> = (0..5).map(|_| watch.next()).collect();
+    first.sort();
+    assert!(first.contains(
+        &"12:00:03  cline 17961264  search_files  TODO  — model's reason: Find every TODO the user asked for."
+            .to_owned()
+    ), "{first:#?}");
+    assert_eq!(
+        first
+            .iter()
+            .filter(|line| line.contains("  opencode "))
+            .count(),
+        3,
+        "{first:#?}"
+    );
+    watch.nothing_more();
+
+    // Cline writes the whole document again with one more call, through a rename.
+    let mut document: Value = serde_json::from_str(&fs::read_to_string(&cline).unwrap()).unwrap();
+    document["messages"].as_array_mut().unwrap().push(json!({
+        "role": "assistant",
+        "ts": 1796126500000_u64,
+        "content": [{"type": "tool_use", "id": "toolu_new", "name": "execute_command",
+                     "input": {"command": "make test", "reason": "Run the tests after the edit."}}]
+    }));
+    let written = dir.path().join("cline.messages.json.tmp");
+    fs::write(&written, serde_json::to_vec_pretty(&document).unwrap()).unwrap();
+    fs::rename(&written, &cline).unwrap();
+    let line = watch.next();
+    assert!(
+        line.ends_with("cline 17961264  execute_command  make test  — model's reason: Run the tests after the edit."),
+        "{line}"
+    );
+
+    // OpenCode adds a part to its store.
+    let store = rusqlite::Connection::open(&opencode).unwrap();
+    store
+        .execute(
+            "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)
+             SELECT 'prt_new', message_id, session_id, time_created + 1, time_updated + 1,
+                    replace(replace(data, 'call_b1', 'call_new'), 'pytest -q tests/test_cart.py', 'cargo build')
+             FROM part WHERE id = 'prt_04'",
+            [],
+        )
+        .unwrap();
+    let line = watch.next();
+    assert!(
+        line.contains("  opencode ses_0a1  bash  cargo build  — no reason"),
+        "{line}"
+    );
+    watch.nothing_more();
+}

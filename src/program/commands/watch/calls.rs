@@ -115,10 +115,13 @@ impl Call {
     pub fn clock(&self) -> String {
         // By characters, not bytes: a log's time is untrusted text like the rest.
         match self.time.as_deref() {
-            Some(time) => {
-                let clock = time.get(10..11).filter(|t| *t == "T").and(time.get(11..19));
-                visible(clock.unwrap_or(time)).into_owned()
-            }
+            // The clock as the log wrote it; a number of seconds or milliseconds, in UTC.
+            Some(time) => match time.get(10..11).filter(|t| *t == "T").and(time.get(11..19)) {
+                Some(clock) => visible(clock).into_owned(),
+                None => {
+                    reasons::dates::epoch_clock(time).unwrap_or_else(|| visible(time).into_owned())
+                }
+            },
             None => "--:--:--".to_owned(),
         }
     }
