@@ -239,8 +239,22 @@ pub struct Found {
 }
 
 /// `text` with every credential it holds replaced by `[masked: KIND]`; the text itself, without
-/// a copy, when it holds none.
+/// a copy, when it holds none. Masking a masked text changes nothing: a credential found over a
+/// longer one's place (`-u PASSWORD=user:sk-…`: the password, then the name's value) is masked
+/// by a second look, which is only taken when the first found something. Each look masks bytes
+/// no mark holds, so the looks end.
 pub fn mask(text: &str) -> Cow<'_, str> {
+    let Cow::Owned(mut masked) = mask_once(text) else {
+        return Cow::Borrowed(text);
+    };
+    while let Cow::Owned(again) = mask_once(&masked) {
+        masked = again;
+    }
+    Cow::Owned(masked)
+}
+
+/// One look: every credential [`secrets`] finds, replaced.
+fn mask_once(text: &str) -> Cow<'_, str> {
     let mut masked = String::new();
     let mut copied = 0;
     for found in secrets(text) {
@@ -262,11 +276,28 @@ pub fn mask(text: &str) -> Cow<'_, str> {
 
 /// Every credential in `text`, in order, none overlapping: what [`mask`] replaces.
 pub fn secrets(text: &str) -> Secrets<'_> {
+    let bytes = text.as_bytes();
     Secrets {
-        bytes: text.as_bytes(),
+        bytes,
         at: 0,
         floor: 0,
+        marks: None,
     }
+}
+
+/// Where the marks of an earlier masking are: `[masked: KIND]` of a kind there is, exactly (a
+/// text that only looks like one, `[masked: sk_live_…]`, is no mark and is looked into).
+fn marks(bytes: &[u8]) -> Vec<Range<usize>> {
+    memchr::memmem::find_iter(bytes, MARK_OPENING.as_bytes())
+        .filter_map(|start| {
+            let inside = &bytes[start + MARK_OPENING.len()..];
+            Kind::ALL.iter().find_map(|kind| {
+                let name = kind.as_str().as_bytes();
+                (inside.starts_with(name) && inside.get(name.len()) == Some(&b']'))
+                    .then(|| start..start + MARK_OPENING.len() + name.len() + 1)
+            })
+        })
+        .collect()
 }
 
 /// The credentials of a text, found one at a time ([`secrets`]).
@@ -276,6 +307,9 @@ pub struct Secrets<'a> {
     at: usize,
     /// The end of the last credential found: none may start before it.
     floor: usize,
+    /// The marks of an earlier masking, which nothing found may overlap: looked for once
+    /// something is found, so a text with no credential pays nothing for them.
+    marks: Option<Vec<Range<usize>>>,
 }
 
 impl Iterator for Secrets<'_> {
@@ -285,10 +319,20 @@ impl Iterator for Secrets<'_> {
         while let Some(at) = next_candidate(self.bytes, self.at) {
             self.at = at + 1;
             if let Some(found) = secret_at(self.bytes, at) {
+                let bytes = self.bytes;
+                let in_a_mark = self
+                    .marks
+                    .get_or_insert_with(|| marks(bytes))
+                    .iter()
+                    .any(|mark| mark.start < found.range.end && found.range.start < mark.end);
                 if found.range.start >= self.floor && found.range.end > found.range.start {
                     self.at = found.range.end;
                     self.floor = found.range.end;
-                    return Some(found);
+                    // What is masked already is passed over, as the masking that marked it
+                    // passed over what it held.
+                    if !in_a_mark {
+                        return Some(found);
+                    }
                 }
             }
         }
@@ -920,7 +964,9 @@ fn value_after(bytes: &[u8], at: usize) -> Option<(Range<usize>, bool)> {
     (end > start).then_some((start..end, false))
 }
 
-/// Whether `value` only refers to a secret, holds none, or is already masked.
+/// Whether `value` only refers to a secret, holds none, or is a mark already. (A value that
+/// reaches into a mark is found, so that it is passed over as the masking that marked it passed
+/// over it: [`Secrets`] does not hand it on.)
 fn is_no_secret(value: &[u8]) -> bool {
     let lower = value.to_ascii_lowercase();
     let refers = matches!(
@@ -929,7 +975,7 @@ fn is_no_secret(value: &[u8]) -> bool {
     ) || value.starts_with(b"{{")
         || value.starts_with(b"%(")
         || value.starts_with(b"%s")
-        || value.starts_with(MARK_OPENING.as_bytes())
+        || marks(value).first() == Some(&(0..value.len()))
         || (value.first() == Some(&b'<') && value.last() == Some(&b'>'));
     let placeholder = value
         .iter()
@@ -1004,8 +1050,8 @@ fn named_value(bytes: &[u8], value: Range<usize>, name: Name, context: Context) 
     if name.header {
         // `Bearer abc`, `Basic abc`: the scheme stays, and what follows it is literal.
         let scheme = run_end(bytes, start, |b| b.is_ascii_alphabetic());
-        if scheme > start && bytes.get(scheme) == Some(&b' ') {
-            start = run_end(bytes, scheme, |b| b == b' ');
+        if scheme > start && scheme < end && bytes.get(scheme) == Some(&b' ') {
+            start = run_end(bytes, scheme, |b| b == b' ').min(end);
             context = Context::Quoted;
         }
         end = start + bytes[start..end].trim_ascii_end().len();

@@ -374,6 +374,23 @@ fn texty() -> impl Strategy<Value = String> {
     .prop_map(|pieces| pieces.concat())
 }
 
+#[test]
+fn a_masked_text_is_masked_once_what_a_mark_holds_is_never_a_credential() {
+    // Found by the property below: the mark's own `:` read as `curl -u user:password`.
+    let once = mask("-u 'AccountKey=sk-'");
+    assert_eq!(once, "-u 'AccountKey=[masked: azure-key]'");
+    assert_eq!(mask(&once), once);
+    let url = mask("git push https://x:[masked: password]@github.com/o/r");
+    assert_eq!(url, "git push https://x:[masked: password]@github.com/o/r");
+    // A header's scheme with nothing after it, its quote left open (this panicked).
+    assert_eq!(mask("Authorization: \"Bearer "), "Authorization: \"Bearer ");
+    // A credential beside a mark is still one.
+    assert_eq!(
+        mask("[masked: password] then AKIAIOSFODNN7EXAMPLE"),
+        "[masked: password] then [masked: aws-access-key]"
+    );
+}
+
 fn marks_length(text: &str) -> usize {
     Kind::ALL
         .iter()
