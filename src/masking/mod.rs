@@ -276,9 +276,8 @@ fn mask_once(text: &str) -> Cow<'_, str> {
 
 /// Every credential in `text`, in order, none overlapping: what [`mask`] replaces.
 pub fn secrets(text: &str) -> Secrets<'_> {
-    let bytes = text.as_bytes();
     Secrets {
-        bytes,
+        bytes: text.as_bytes(),
         at: 0,
         floor: 0,
         marks: None,
@@ -289,15 +288,18 @@ pub fn secrets(text: &str) -> Secrets<'_> {
 /// text that only looks like one, `[masked: sk_live_…]`, is no mark and is looked into).
 fn marks(bytes: &[u8]) -> Vec<Range<usize>> {
     memchr::memmem::find_iter(bytes, MARK_OPENING.as_bytes())
-        .filter_map(|start| {
-            let inside = &bytes[start + MARK_OPENING.len()..];
-            Kind::ALL.iter().find_map(|kind| {
-                let name = kind.as_str().as_bytes();
-                (inside.starts_with(name) && inside.get(name.len()) == Some(&b']'))
-                    .then(|| start..start + MARK_OPENING.len() + name.len() + 1)
-            })
-        })
+        .filter_map(|start| Some(start..start + mark_length(&bytes[start..])?))
         .collect()
+}
+
+/// The length of the mark `bytes` starts with, if it starts with one.
+fn mark_length(bytes: &[u8]) -> Option<usize> {
+    let inside = bytes.strip_prefix(MARK_OPENING.as_bytes())?;
+    Kind::ALL.iter().find_map(|kind| {
+        let name = kind.as_str().as_bytes();
+        (inside.starts_with(name) && inside.get(name.len()) == Some(&b']'))
+            .then_some(MARK_OPENING.len() + name.len() + 1)
+    })
 }
 
 /// The credentials of a text, found one at a time ([`secrets`]).
@@ -319,15 +321,15 @@ impl Iterator for Secrets<'_> {
         while let Some(at) = next_candidate(self.bytes, self.at) {
             self.at = at + 1;
             if let Some(found) = secret_at(self.bytes, at) {
-                let bytes = self.bytes;
-                let in_a_mark = self
-                    .marks
-                    .get_or_insert_with(|| marks(bytes))
-                    .iter()
-                    .any(|mark| mark.start < found.range.end && found.range.start < mark.end);
                 if found.range.start >= self.floor && found.range.end > found.range.start {
                     self.at = found.range.end;
                     self.floor = found.range.end;
+                    let bytes = self.bytes;
+                    let in_a_mark = self
+                        .marks
+                        .get_or_insert_with(|| marks(bytes))
+                        .iter()
+                        .any(|mark| mark.start < found.range.end && found.range.start < mark.end);
                     // What is masked already is passed over, as the masking that marked it
                     // passed over what it held.
                     if !in_a_mark {
@@ -975,7 +977,7 @@ fn is_no_secret(value: &[u8]) -> bool {
     ) || value.starts_with(b"{{")
         || value.starts_with(b"%(")
         || value.starts_with(b"%s")
-        || marks(value).first() == Some(&(0..value.len()))
+        || mark_length(value) == Some(value.len())
         || (value.first() == Some(&b'<') && value.last() == Some(&b'>'));
     let placeholder = value
         .iter()

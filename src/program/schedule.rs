@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read, Seek};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -120,16 +119,20 @@ pub fn read_one(
         }
     };
     let result = match opened {
-        // A followed store or document is rewritten, not appended to: read again at each change.
-        Some(opened @ Opened::Store(_)) if options.follow => {
-            let path = source.path().expect("a store is a file");
-            // Its records are named by the file; the store names the table.
-            rewritten(path, &source.name(), options).follow(
-                opened,
-                before_wait,
-                &mut sink,
-                &mut |warning| (on_warning.borrow_mut())(warning),
-            )
+        // A followed store or document is rewritten, not appended to: only its whole can be read,
+        // and it is read again at each change.
+        Some(opened) if options.follow && is_rewritten_whole(&opened) => {
+            let path = source.path().expect("a store or a regular file has a path");
+            let rewritten = Rewritten {
+                path,
+                // Its records are named by the file; a store names its table itself.
+                name: &source.name(),
+                read: &options.read,
+                poll: FOLLOW_POLL,
+            };
+            rewritten.follow(opened, before_wait, &mut sink, &mut |warning| {
+                (on_warning.borrow_mut())(warning)
+            })
         }
         Some(Opened::Store(store)) => store.read(&source.name(), &options.read, &mut sink),
         None => {
@@ -137,18 +140,6 @@ pub fn read_one(
             let input =
                 AlignedBufReader::with_capacity(READ_BUFFER, WaitHook::new(stdin, before_wait));
             read_log(&name, input, &options.read, &mut sink)
-        }
-        // So is a followed document: only its whole can be read.
-        Some(Opened::Log(log))
-            if options.follow && log.is_regular() && log.layout() == Layout::Document =>
-        {
-            let path = log.path().to_path_buf();
-            rewritten(&path, &name, options).follow(
-                Opened::Log(log),
-                before_wait,
-                &mut sink,
-                &mut |warning| (on_warning.borrow_mut())(warning),
-            )
         }
         // A FIFO (`<(cmd)`) is no file that grows: it is read to its writer's end.
         Some(Opened::Log(log)) if options.follow && log.is_regular() => {
@@ -192,13 +183,12 @@ pub fn read_one(
     result.with_context(|| format!("{name}: cannot read"))
 }
 
-/// A followed log that is rewritten rather than appended to.
-fn rewritten<'a>(path: &'a Path, name: &'a str, options: &'a SourceOptions) -> Rewritten<'a> {
-    Rewritten {
-        path,
-        name,
-        read: &options.read,
-        poll: FOLLOW_POLL,
+/// Whether a log is rewritten whole rather than appended to: an agent's store, or one JSON
+/// document in a regular file (a FIFO's document is read to its writer's end).
+fn is_rewritten_whole(opened: &Opened) -> bool {
+    match opened {
+        Opened::Store(_) => true,
+        Opened::Log(log) => log.is_regular() && log.layout() == Layout::Document,
     }
 }
 
