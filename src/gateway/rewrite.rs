@@ -43,8 +43,8 @@ impl Output {
     }
 }
 
-/// Rewrites one API's stream, an event at a time.
-pub(crate) trait EventRewriter: Send {
+/// Rewrites one API's stream, an event at a time. `Sync` because the gateway's answer body holds one, and hyper wants a body it may share.
+pub(crate) trait EventRewriter: Send + Sync {
     /// One complete event, as the bytes it came as.
     fn event(&mut self, event: &[u8], out: &mut Output);
     /// The stream broke off (or ended without completing what is held): every call held back

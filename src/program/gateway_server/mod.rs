@@ -10,24 +10,21 @@ use std::convert::Infallible;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::{Body, Incoming};
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
-    betas_without_the_tool_use_classifier, Exchange, Output, Recall, Recalled, RECALL_TAIL,
-    SESSION_HEADERS,
+    betas_without_the_tool_use_classifier, Output, Recall, Recalled, RECALL_TAIL, SESSION_HEADERS,
 };
 use reasons::layer::ReasonPosition;
 use reasons::layer::TakenReason;
@@ -39,7 +36,10 @@ use crate::program::exit_codes::ExitCode;
 use crate::program::http;
 
 mod store;
+mod streamed_body;
 mod team;
+
+use streamed_body::StreamedBody;
 
 /// How the gateway runs.
 #[derive(Debug, Clone)]
@@ -569,7 +569,10 @@ impl Gateway {
         match exchange {
             Some(exchange) if readable && is_event_stream(&parts.headers) => {
                 parts.headers.remove(header::CONTENT_LENGTH);
-                Response::from_parts(parts, self.stream(exchange, path, body))
+                let answer = exchange.streamed_answer();
+                let session = exchange.session.clone();
+                let body = StreamedBody::new(Arc::clone(&self), path, session, body, answer);
+                Response::from_parts(parts, body.boxed())
             }
             Some(exchange) if readable && is_json(&parts.headers) => {
                 let bytes = match body.collect().await {
@@ -595,71 +598,6 @@ impl Gateway {
             }
             _ => Response::from_parts(parts, body.map_err(BoxError::from).boxed()),
         }
-    }
-
-    /// Streams an answer through the layer: each piece is rewritten as it arrives, its reasons
-    /// logged, then it is sent on. A client that goes away ends the upstream's stream too, even
-    /// while the upstream sends nothing. A stream that breaks off (see `StreamedAnswer::end`)
-    /// sends nothing it held, and the client's stream breaks off after what was sent.
-    fn stream(self: &Arc<Self>, exchange: Exchange, path: String, mut body: Incoming) -> ProxyBody {
-        let (sender, relay) = Relay::new(4);
-        let gateway = Arc::clone(self);
-        tokio::spawn(async move {
-            let mut stream = exchange.streamed_answer();
-            let session = exchange.session.as_deref();
-            loop {
-                let (pieces, ended) = tokio::select! {
-                    ready = ready_frames(&mut body) => ready,
-                    () = sender.closed() => {
-                        let out = stream.abandon();
-                        gateway.said_cut(&path, "the client went away", &out);
-                        return;
-                    }
-                };
-                let mut out = Output::default();
-                for piece in pieces {
-                    out.append(stream.push(&piece));
-                }
-                if let Some(ended) = &ended {
-                    out.append(stream.end(ended.is_ok()));
-                }
-                if stream.is_broken() {
-                    let why = match &ended {
-                        Some(Err(error)) => error_chain(error),
-                        Some(Ok(())) => "it ended before it was complete".to_owned(),
-                        None => "it sent an event that is not JSON".to_owned(),
-                    };
-                    gateway.said_cut(&path, &why, &out);
-                    if gateway.send(&sender, out, session).await {
-                        gateway.break_off(&sender, why).await;
-                    }
-                    return;
-                }
-                let sent = gateway.send(&sender, out, session).await;
-                if !sent || ended.is_some() {
-                    return;
-                }
-            }
-        });
-        relay.boxed()
-    }
-
-    /// Breaks the client's stream off after what was sent, as the upstream's broke off: the
-    /// agent sees a failed answer, never one it could take for complete.
-    async fn break_off(&self, sender: &RelaySender, why: String) {
-        // hyper drops what it has not yet written when a body fails, so the last bytes are
-        // given time to leave before the failure does.
-        let sent = Duration::from_millis(2);
-        for _ in 0..500 {
-            if sender.capacity() == sender.max_capacity() {
-                break;
-            }
-            tokio::time::sleep(sent).await;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let _ = sender
-            .send(Err(format!("the upstream's stream broke off: {why}").into()))
-            .await;
     }
 
     /// Says (with `-v`) that an answer broke off, and which calls it cut: their held fragments
@@ -688,12 +626,6 @@ impl Gateway {
             say(&format!("{path}: {message}"));
         }
         error_answer(StatusCode::BAD_GATEWAY, api, &message)
-    }
-
-    /// Logs a piece's reasons, then sends its bytes; false when the client has gone.
-    async fn send(&self, sender: &RelaySender, out: Output, session: Option<&str>) -> bool {
-        self.log(&out.reasons, session);
-        out.bytes.is_empty() || sender.send(Ok(Bytes::from(out.bytes))).await.is_ok()
     }
 
     /// Notes that a provider's upstream answered: a later failure is news again.
@@ -747,56 +679,6 @@ fn recall(log: &std::path::Path) -> Recall {
     let mut recall = Recall::default();
     let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| recall.note_logged(&logged));
     recall
-}
-
-/// Waits for the upstream's next piece of body, then takes every piece that has already arrived
-/// as well, so that a burst of events is rewritten and sent on in one write instead of one each;
-/// nothing waits for more than what is there. Says too whether the body ended, and how.
-async fn ready_frames(body: &mut Incoming) -> (Vec<Bytes>, Option<Result<(), hyper::Error>>) {
-    std::future::poll_fn(|cx| {
-        let mut pieces = Vec::new();
-        loop {
-            match Pin::new(&mut *body).poll_frame(cx) {
-                // Trailers: an event stream has none worth keeping.
-                Poll::Ready(Some(Ok(frame))) => pieces.extend(frame.into_data().ok()),
-                Poll::Ready(Some(Err(error))) => return Poll::Ready((pieces, Some(Err(error)))),
-                Poll::Ready(None) => return Poll::Ready((pieces, Some(Ok(())))),
-                Poll::Pending if pieces.is_empty() => return Poll::Pending,
-                Poll::Pending => return Poll::Ready((pieces, None)),
-            }
-        }
-    })
-    .await
-}
-
-/// The sending side of a [`Relay`]: bytes, or the error that breaks the body off.
-type RelaySender = tokio::sync::mpsc::Sender<Result<Bytes, BoxError>>;
-
-/// A streamed answer's body, fed by the task that rewrites the upstream's. Its sender can tell
-/// when the client has gone (the body is dropped), which a stalled upstream never would.
-struct Relay {
-    frames: tokio::sync::mpsc::Receiver<Result<Bytes, BoxError>>,
-}
-
-impl Relay {
-    fn new(buffer: usize) -> (RelaySender, Relay) {
-        let (sender, frames) = tokio::sync::mpsc::channel(buffer);
-        (sender, Relay { frames })
-    }
-}
-
-impl Body for Relay {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, BoxError>>> {
-        self.frames
-            .poll_recv(cx)
-            .map(|frame| frame.map(|frame| frame.map(hyper::body::Frame::data)))
-    }
 }
 
 /// Why a request body was not read.
