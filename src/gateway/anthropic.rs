@@ -3,6 +3,7 @@
 //! Server tools (`server_tool_use`) and MCP connector calls (`mcp_tool_use`) are other block
 //! types: they are run by the API, not by the agent, and are left alone.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -11,6 +12,7 @@ use super::rewrite::{CutCall, EventRewriter, Output};
 use super::sse::{self, Fields};
 use crate::apis::anthropic::{StreamedBlock, StreamedBlocks};
 use crate::apis::Api;
+use crate::json::{Json, Parser};
 use crate::layer::wire::strip_answer_call;
 use crate::layer::{strip_arguments_text, TakenReason, ToolNames};
 
@@ -43,6 +45,17 @@ pub struct AnthropicRewriter {
     tracked: Arc<ToolNames>,
     strip: bool,
     blocks: StreamedBlocks<Kept>,
+    /// Reads the events: a call's input comes a few characters an event, and building a
+    /// `serde_json::Value` of each was most of what the gateway spent on a streamed answer.
+    parser: Parser,
+}
+
+/// What the rewriter reads of an event's data.
+struct Read {
+    kind: Option<String>,
+    index: u64,
+    /// An `input_json_delta`'s `partial_json`.
+    fragment: Option<String>,
 }
 
 impl AnthropicRewriter {
@@ -51,7 +64,38 @@ impl AnthropicRewriter {
             tracked,
             strip,
             blocks: StreamedBlocks::default(),
+            parser: Parser::default(),
         }
+    }
+
+    /// Reads an event's data, when it is a JSON object. The tree accepts what serde_json does,
+    /// or leaves the verdict to it.
+    fn read(&mut self, data: &str) -> Option<Read> {
+        let Ok(json) = self.parser.parse(data) else {
+            let value = serde_json::from_str::<Map<String, Value>>(data).ok()?;
+            let delta = value.get("delta");
+            let fragment = delta
+                .filter(|delta| delta["type"] == "input_json_delta")
+                .and_then(|delta| delta["partial_json"].as_str());
+            return Some(Read {
+                kind: value.get("type").and_then(Value::as_str).map(str::to_owned),
+                index: value.get("index").and_then(Value::as_u64).unwrap_or(0),
+                fragment: fragment.map(str::to_owned),
+            });
+        };
+        let data = json.as_object()?;
+        let delta = data.get("delta").and_then(Json::as_object);
+        let fragment = delta
+            .filter(|delta| {
+                let kind = delta.get("type").and_then(Json::as_text);
+                kind.is_some_and(|kind| kind.is("input_json_delta"))
+            })
+            .and_then(|delta| delta.get("partial_json")?.as_str());
+        Some(Read {
+            kind: data.get("type").and_then(Json::as_str).map(Cow::into_owned),
+            index: data.get("index").and_then(Json::as_u64).unwrap_or(0),
+            fragment: fragment.map(Cow::into_owned),
+        })
     }
 
     /// A `content_block_start`: a `tool_use` block starts (ending one left open at its index).
@@ -157,18 +201,15 @@ impl EventRewriter for AnthropicRewriter {
             Some(name) => is_block_event(name) && !self.blocks.is_idle(),
             None => true,
         };
-        let data = match wanted {
-            true => serde_json::from_str::<Map<String, Value>>(&fields.data).ok(),
-            false => None,
-        };
-        let Some(mut data) = data.map(Value::Object) else {
+        let Some(read) = wanted.then(|| self.read(&fields.data)).flatten() else {
             out.bytes.extend_from_slice(event);
             return;
         };
-        let index = data["index"].as_u64().unwrap_or(0);
-        match data["type"].as_str() {
+        let index = read.index;
+        match read.kind.as_deref() {
             Some("content_block_start") => {
                 let mut before = Output::default();
+                let mut data = serde_json::from_str::<Value>(&fields.data).unwrap_or_default();
                 let changed = self.start(&mut data, &mut before);
                 out.append(before);
                 match changed {
@@ -177,11 +218,7 @@ impl EventRewriter for AnthropicRewriter {
                 }
             }
             Some("content_block_delta") if self.blocks.is_open(index) => {
-                let delta = &data["delta"];
-                let fragment = match delta["type"].as_str() {
-                    Some("input_json_delta") => delta["partial_json"].as_str(),
-                    _ => None,
-                };
+                let fragment = read.fragment.as_deref();
                 let block = fragment.and_then(|fragment| self.blocks.fragment(index, fragment));
                 match block.and_then(|block| block.with.held.as_mut()) {
                     Some(held) => held.extend_from_slice(event),

@@ -50,6 +50,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::apis::Api;
+use crate::json::Parser;
 use crate::layer::wire::strip_answer;
 use crate::layer::{ReasonPosition, TakenReason, ToolNames};
 
@@ -161,6 +162,7 @@ impl Exchange {
             splitter: sse::Splitter::new(),
             rewriter,
             broken: false,
+            checker: Parser::default(),
         }
     }
 }
@@ -203,6 +205,8 @@ pub struct StreamedAnswer {
     rewriter: Box<dyn EventRewriter>,
     /// Whether the stream broke: nothing more is sent, and the client's stream is to break off.
     broken: bool,
+    /// Tells whether an event is JSON, while a call is held.
+    checker: Parser,
 }
 
 impl StreamedAnswer {
@@ -214,11 +218,12 @@ impl StreamedAnswer {
         }
         let rewriter = &mut self.rewriter;
         let broken = &mut self.broken;
+        let checker = &mut self.checker;
         self.splitter.push(bytes, &mut |event| {
             if *broken {
                 return;
             }
-            if rewriter.unreadable_breaks(event) && is_unreadable(event) {
+            if rewriter.unreadable_breaks(event) && is_unreadable(event, checker) {
                 // It may be a piece of the held call (an event split in two, a line broken
                 // inside a string): the gateway cannot take a reason off what it cannot read,
                 // and every client's SDK fails on it too.
@@ -275,13 +280,15 @@ impl StreamedAnswer {
 
 /// Whether an event carries data that is not JSON (nor Chat's closing `[DONE]`). An event with
 /// no data (a comment, a keep-alive) is readable: it says nothing.
-fn is_unreadable(event: &[u8]) -> bool {
+fn is_unreadable(event: &[u8], checker: &mut Parser) -> bool {
     let Some(fields) = sse::Fields::parse(event) else {
         return true;
     };
     let data = fields.data.trim();
+    // The tree accepts what serde_json accepts, or leaves the verdict to it.
     !data.is_empty()
         && data != "[DONE]"
+        && checker.parse(data).is_err()
         && serde_json::from_str::<serde::de::IgnoredAny>(data).is_err()
 }
 
