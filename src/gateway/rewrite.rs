@@ -43,7 +43,8 @@ impl Output {
     }
 }
 
-/// Rewrites one API's stream, an event at a time. `Sync` because the gateway's answer body holds one, and hyper wants a body it may share.
+/// Rewrites one API's stream, an event at a time. `Sync`: the gateway's answer body holds one,
+/// and hyper takes only bodies it may share between threads.
 pub(crate) trait EventRewriter: Send + Sync {
     /// One complete event, as the bytes it came as.
     fn event(&mut self, event: &[u8], out: &mut Output);

@@ -2,9 +2,8 @@
 //!
 //! Each time the client's connection is ready for more, the body takes every piece the upstream
 //! has sent by then, rewrites it, logs the reasons it took off and hands the bytes on, all in the
-//! client connection's own task. A task of its own between the two connections, handing bytes
-//! over a channel, made every answer wait for that task and then the connection's to be woken:
-//! a fifth of a millisecond added to the whole answer at one client.
+//! client connection's own task: no task and channel between the two connections, and an upstream
+//! read no faster than the client reads.
 //!
 //! A client that goes away drops the body, and the upstream's answer with it, even while the
 //! upstream sends nothing. A stream that breaks off (see `StreamedAnswer::end`) sends nothing it
