@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::rewrite::{CutCall, EventRewriter, Output};
 use super::sse::{self, Fields};
@@ -68,21 +68,10 @@ impl AnthropicRewriter {
         }
     }
 
-    /// Reads an event's data, when it is a JSON object. The tree accepts what serde_json does,
-    /// or leaves the verdict to it.
+    /// Reads an event's data, when it is a JSON object (the tree accepts exactly what
+    /// serde_json accepts).
     fn read(&mut self, data: &str) -> Option<Read> {
-        let Ok(json) = self.parser.parse(data) else {
-            let value = serde_json::from_str::<Map<String, Value>>(data).ok()?;
-            let delta = value.get("delta");
-            let fragment = delta
-                .filter(|delta| delta["type"] == "input_json_delta")
-                .and_then(|delta| delta["partial_json"].as_str());
-            return Some(Read {
-                kind: value.get("type").and_then(Value::as_str).map(str::to_owned),
-                index: value.get("index").and_then(Value::as_u64).unwrap_or(0),
-                fragment: fragment.map(str::to_owned),
-            });
-        };
+        let json = self.parser.parse(data).ok()?;
         let data = json.as_object()?;
         let delta = data.get("delta").and_then(Json::as_object);
         let fragment = delta
