@@ -87,8 +87,6 @@
 
 pub mod apis;
 pub mod call_arguments;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod dates;
 pub mod followed_file;
 pub mod formats;

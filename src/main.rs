@@ -10,9 +10,9 @@ use std::process;
 
 use clap::Parser;
 
+use program::cli::Cli;
 use program::exit_codes::ExitCode;
 use program::{broken_pipe, commands, messages};
-use reasons::cli::Cli;
 
 /// Writing into a closed pipe (`reasons extract … | head`) is how a reader says it has seen
 /// enough: it ends the run quietly, with status 0.

@@ -1,27 +1,23 @@
 //! The `reasons` program: everything only the executable uses, beside the library that the rest
-//! of `src/` is. The commands parse nothing themselves (clap's definitions are the library's
-//! `cli`, so that tests can render the man pages); they find their logs through `sources` and
-//! read them through `schedule`, write through `output` (and `report`, the HTML page), and speak
-//! to the person through `messages` and `progress`.
+//! of `src/` is. `cli` holds the command line's clap definitions; `commands` turns them into one
+//! call per subcommand. The commands find and read their logs through `read`, write through
+//! `output` (and `report`, the HTML page), and speak to the person through `messages`. What the
+//! program knows of each agent is in `agents`, one file an agent; `hook` answers an agent's
+//! hook, `gateway_server` serves the layer over HTTP.
 
-pub mod agent_asks;
 pub mod agents;
-pub mod ask_gateway;
 pub mod broken_pipe;
+pub mod cli;
 pub mod commands;
 pub mod exit_codes;
-pub mod followed_rewrite;
 pub mod gateway_server;
-pub mod hook_settings;
+pub mod hook;
 pub mod http;
 pub mod json_settings;
-pub mod logs_to_read;
 pub mod messages;
 pub mod otlp;
 pub mod output;
-pub mod progress;
+pub mod read;
 pub mod relay;
 pub mod report;
-pub mod schedule;
-pub mod sources;
 pub mod wiring;

@@ -490,6 +490,37 @@ fn hook_install_creates_the_settings_and_their_folder_in_a_fresh_home() {
 }
 
 #[test]
+fn hook_install_takes_every_name_run_takes_and_is_refused_for_an_agent_without_a_hook() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(".claude/settings.json");
+    let out = install(&["install", "claude"], home.path());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let settings = read_json(&path);
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        format!("{} hook claude-code", installed_binary().display())
+    );
+    // The two names are one agent: installing by the other changes nothing.
+    let text = fs::read(&path).unwrap();
+    let again = install(&["install", "claude-code"], home.path());
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(fs::read(&path).unwrap(), text);
+    let out = install(&["uninstall", "claude"], home.path());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(read_json(&path), json!({}));
+
+    let refused = install(&["install", "cursor"], home.path());
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("invalid value 'cursor'")
+            && refused.stderr.contains("claude")
+            && refused.stderr.contains("copilot"),
+        "{}",
+        refused.stderr
+    );
+}
+
+#[test]
 fn hook_install_keeps_every_other_setting_and_twice_is_once_and_uninstall_undoes_it() {
     let home = tempfile::tempdir().unwrap();
     let path = home.path().join(".claude/settings.json");

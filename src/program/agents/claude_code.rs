@@ -40,8 +40,8 @@ use super::{
     hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, Home, Hook, Lookup,
     Placement, Run,
 };
-use crate::program::agent_asks::{runs_program, shell, Surroundings};
-use crate::program::hook_settings::{hook_handlers, is_our_hook};
+use crate::program::hook::asks::{runs_program, shell, Surroundings};
+use crate::program::hook::settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json};
 use crate::program::wiring::{env, Found, Pointing, Wiring};
 
@@ -58,6 +58,7 @@ pub const AGENT: Agent = Agent {
     hook: Some(HOOK),
     run: Some(Run {
         command: "claude",
+        pointed: "`ANTHROPIC_BASE_URL`; its hook in `--settings`.",
         strips: true,
         given,
         wire,

@@ -49,6 +49,7 @@ pub const AGENT: Agent = Agent {
     }),
     run: Some(Run {
         command: "codex",
+        pointed: "a copy of the model provider you chose, its base URL the gateway's (`-c model_providers…`); its hook in `-c hooks.PreToolUse=…`, which Codex asks you to review and trust before it first runs.",
         strips: false,
         given,
         wire,

@@ -40,8 +40,8 @@ use reasons::record::Format;
 use serde_json::{json, Value};
 
 use super::{hook_installed, Agent, Ask, Base, Home, Hook, HookCall, Lookup, Placement, Run};
-use crate::program::agent_asks::{runs_program, shell, Surroundings};
-use crate::program::hook_settings::{hook_handlers, is_our_hook};
+use crate::program::hook::asks::{runs_program, shell, Surroundings};
+use crate::program::hook::settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json, read_json_with_comments};
 use crate::program::wiring::{env, Found, Pointing, Wiring};
 
@@ -58,6 +58,7 @@ pub const AGENT: Agent = Agent {
     hook: Some(HOOK),
     run: Some(Run {
         command: "copilot",
+        pointed: "its own provider's `COPILOT_PROVIDER_BASE_URL` (set it, with `COPILOT_PROVIDER_TYPE`, as for any provider of yours); its hook in `--plugin-dir`, a plugin of the run's own made in a temporary folder and removed at the end.",
         strips: false,
         given,
         wire,

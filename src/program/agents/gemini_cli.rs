@@ -32,6 +32,7 @@ pub const AGENT: Agent = Agent {
     }),
     run: Some(Run {
         command: "gemini",
+        pointed: "`GOOGLE_GEMINI_BASE_URL`; it takes its hook only from settings files (`reasons hook install gemini`).",
         strips: false,
         given,
         wire,

@@ -19,6 +19,7 @@ pub const AGENT: Agent = Agent {
     hook: None,
     run: Some(Run {
         command: "kilo",
+        pointed: "its providers' `baseURL` in `KILO_CONFIG_CONTENT`; no hook for one run (`--watch` shows the reasons).",
         strips: false,
         given: |_| Ok(opencode::base_urls(&CONFIG)),
         wire: |wiring, to, _| opencode::wire(&CONFIG, wiring, to),

@@ -11,6 +11,7 @@ pub mod claude_code;
 pub mod cline;
 pub mod codex;
 pub mod copilot_cli;
+pub mod crush;
 pub mod cursor;
 pub mod factory_droid;
 pub mod gemini_cli;
@@ -31,14 +32,14 @@ use std::path::PathBuf;
 use reasons::record::Format;
 use serde_json::Value;
 
-use crate::program::agent_asks::Surroundings;
-use crate::program::hook_settings::runs_our_hook;
-pub use crate::program::hook_settings::Placement;
+use crate::program::hook::asks::Surroundings;
+use crate::program::hook::settings::runs_our_hook;
+pub use crate::program::hook::settings::Placement;
 use crate::program::json_settings::{json_files, read_json};
 use crate::program::wiring::{Found, Pointing, Wiring};
 
 /// Every agent the program knows, in the order their usual folders are read.
-pub const ALL: [&Agent; 18] = [
+pub const ALL: [&Agent; 19] = [
     &claude_code::AGENT,
     &codex::AGENT,
     &gemini_cli::AGENT,
@@ -46,6 +47,7 @@ pub const ALL: [&Agent; 18] = [
     &copilot_cli::AGENT,
     &qwen_code::AGENT,
     &cursor::AGENT,
+    &crush::AGENT,
     &opencode::AGENT,
     &kilo::AGENT,
     &goose::AGENT,
@@ -59,12 +61,10 @@ pub const ALL: [&Agent; 18] = [
     &factory_droid::AGENT,
 ];
 
-/// The agent known by `name`: its own (its logs' format's, `claude-code`), or the command it is
-/// installed as (`claude`).
+/// The agent known by `name`: any of [`Agent::names`].
 pub fn named(name: &str) -> Option<&'static Agent> {
-    ALL.into_iter().find(|agent| {
-        agent.name() == name || agent.run.as_ref().is_some_and(|run| run.command == name)
-    })
+    ALL.into_iter()
+        .find(|agent| agent.names().any(|known| known == name))
 }
 
 /// One agent.
@@ -94,6 +94,15 @@ impl Agent {
     /// Its name on the command line and in records: its logs' format's.
     pub fn name(&self) -> &'static str {
         self.format.as_str()
+    }
+
+    /// Every name the command line knows it by, the one it shows first: the command it is
+    /// installed as (`claude`) where `reasons run` starts it, and its own name (`claude-code`).
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        let command = self.run.as_ref().map(|run| run.command);
+        command
+            .into_iter()
+            .chain(Some(self.name()).filter(|name| Some(*name) != command))
     }
 }
 
@@ -250,6 +259,8 @@ pub struct Ask {
 pub struct Run {
     /// The command it is installed as.
     pub command: &'static str,
+    /// How a run points it at the gateway and wires its hook, as `reasons run --help` says it.
+    pub pointed: &'static str,
     /// Whether calls lose their reason by default: only Claude Code validates its tools' input
     /// strictly (SPEC §4); the others run a call with an extra `reason` and keep it in their
     /// own logs, which is then where the audit finds it.
@@ -273,6 +284,29 @@ pub fn pre_tool_use_call(event: &Value) -> Option<HookCall<'_>> {
         arguments: event.get("tool_input").cloned().unwrap_or(Value::Null),
         call_id: event.get("tool_use_id").and_then(Value::as_str),
     })
+}
+
+/// Where an agent's hook is installed, as help text says it: `~/.codex/hooks.json
+/// ($CODEX_HOME/hooks.json when set)`; `None` for an agent without a hook.
+pub fn hook_settings_described(agent: &Agent) -> Option<String> {
+    let hook = agent.hook.as_ref()?;
+    let home = &agent.home;
+    let mut described = format!("{}/{}", home.shown_with(|_| None), hook.user_settings);
+    let moved: Vec<String> = home
+        .variables
+        .iter()
+        .map(|name| {
+            let inside = match home.inside_variable {
+                "" => String::new(),
+                inside => format!("/{inside}"),
+            };
+            format!("${name}{inside}/{}", hook.user_settings)
+        })
+        .collect();
+    if !moved.is_empty() {
+        described.push_str(&format!(" ({} when set)", moved.join(", else ")));
+    }
+    Some(described)
 }
 
 /// The user settings file of an agent's hook, in its home.
@@ -299,8 +333,6 @@ pub fn hook_installed(agent: &Agent) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use clap::ValueEnum;
-    use reasons::cli::{HookAgent, RunAgent};
 
     use super::*;
 
@@ -397,24 +429,31 @@ mod tests {
     }
 
     #[test]
-    fn every_agent_the_command_line_names_is_one_file_here_and_back() {
-        for value in RunAgent::value_variants() {
-            let name = value.to_possible_value().unwrap();
-            let agent = named(name.get_name()).expect("an agent by that name");
-            assert!(agent.run.is_some(), "{}", agent.title);
-            for alias in name.get_name_and_aliases() {
-                assert_eq!(named(alias).map(|a| a.title), Some(agent.title));
+    fn every_name_of_an_agent_finds_it_and_no_two_agents_share_one() {
+        for agent in ALL {
+            for name in agent.names() {
+                assert_eq!(named(name).map(|found| found.title), Some(agent.title));
             }
         }
-        for value in HookAgent::value_variants() {
-            let name = value.to_possible_value().unwrap();
-            let agent = named(name.get_name()).expect("an agent by that name");
-            assert!(agent.hook.is_some(), "{}", agent.title);
-        }
-        let runs = ALL.iter().filter(|agent| agent.run.is_some()).count();
-        let hooks = ALL.iter().filter(|agent| agent.hook.is_some()).count();
-        assert_eq!(runs, RunAgent::value_variants().len());
-        assert_eq!(hooks, HookAgent::value_variants().len());
+        assert_eq!(
+            claude_code::AGENT.names().collect::<Vec<_>>(),
+            ["claude", "claude-code"]
+        );
+        assert_eq!(codex::AGENT.names().collect::<Vec<_>>(), ["codex"]);
+        assert_eq!(cursor::AGENT.names().collect::<Vec<_>>(), ["cursor"]);
+    }
+
+    #[test]
+    fn a_hooks_settings_file_is_said_with_the_variable_that_moves_it() {
+        assert_eq!(
+            hook_settings_described(&claude_code::AGENT).as_deref(),
+            Some("~/.claude/settings.json ($CLAUDE_CONFIG_DIR/settings.json when set)")
+        );
+        assert_eq!(
+            hook_settings_described(&gemini_cli::AGENT).as_deref(),
+            Some("~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini/settings.json when set)")
+        );
+        assert_eq!(hook_settings_described(&cursor::AGENT), None);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub const AGENT: Agent = Agent {
     hook: None,
     run: Some(Run {
         command: "qwen",
+        pointed: "`--openai-base-url`, or `OPENAI_BASE_URL`; no hook for one run (`--watch` shows the reasons).",
         strips: false,
         given,
         wire,

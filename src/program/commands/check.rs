@@ -7,9 +7,9 @@ use reasons::record::{CallRecord, Status};
 
 use crate::program::broken_pipe::is_broken_pipe;
 use crate::program::exit_codes::ExitCode;
-use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::output::{finding_writer, CheckFormat, Finding};
-use crate::program::schedule::{read_each_in_order, read_one, Cores};
+use crate::program::read::logs_to_read::{report_problems, LogsToRead};
+use crate::program::read::schedule::{read_each_in_order, read_one, Cores};
 
 pub struct Options {
     pub logs: LogsToRead,
@@ -120,7 +120,7 @@ fn finish(
     (calls, lacking, hints, files): (u64, u64, u64, u64),
 ) -> anyhow::Result<ExitCode> {
     out.flush()?;
-    crate::program::logs_to_read::say_if_no_agent_log(&options.logs.sources, calls, failed);
+    crate::program::read::logs_to_read::say_if_no_agent_log(&options.logs.sources, calls, failed);
     let mut summary = format!(
         "reasons: {lacking} of {calls} calls have no usable reason in {files} file{}",
         if files == 1 { "" } else { "s" }

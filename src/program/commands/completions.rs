@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
+use crate::program::cli::Cli;
 use clap::CommandFactory;
 use clap_complete::Shell;
-use reasons::cli::Cli;
 
 use crate::program::exit_codes::ExitCode;
 

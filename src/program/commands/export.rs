@@ -8,9 +8,9 @@
 use reasons::masking::Masking;
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::otlp::Exporter;
-use crate::program::schedule::read_each_in_order;
+use crate::program::read::logs_to_read::{report_problems, LogsToRead};
+use crate::program::read::schedule::read_each_in_order;
 
 pub fn run(logs: LogsToRead, otlp: &str, masking: Masking) -> anyhow::Result<ExitCode> {
     let exporter = Exporter::start(otlp, masking)?;
@@ -31,7 +31,7 @@ pub fn run(logs: LogsToRead, otlp: &str, masking: Masking) -> anyhow::Result<Exi
     )?;
     failed |= !all_read;
     exporter.flush();
-    crate::program::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
+    crate::program::read::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
     let dropped = exporter.dropped();
     if dropped > 0 {
         crate::program::messages::message!(

@@ -7,9 +7,9 @@ use reasons::masking::Masking;
 use reasons::record::{CallRecord, Status};
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::output::{record_writer, ExtractFormat, WriterOptions};
-use crate::program::schedule::{read_each_in_order, read_one, Cores};
+use crate::program::read::logs_to_read::{report_problems, LogsToRead};
+use crate::program::read::schedule::{read_each_in_order, read_one, Cores};
 
 /// What `extract` shows.
 pub struct Options {
@@ -117,7 +117,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
         failed |= !all_read;
         writer.flush(out)?;
     }
-    crate::program::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
+    crate::program::read::logs_to_read::say_if_no_agent_log(&logs.sources, calls, failed);
     Ok(if failed {
         ExitCode::Error
     } else {

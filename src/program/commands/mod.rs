@@ -8,8 +8,8 @@ mod export;
 mod extract;
 mod filter;
 mod gateway;
+mod generate;
 mod hook;
-mod hook_install;
 mod proxy;
 mod report;
 #[cfg(unix)]
@@ -17,19 +17,16 @@ mod run;
 mod stats;
 mod watch;
 
-use crate::program::agent_asks::Surroundings;
-use crate::program::agents::{self, Agent, Placement};
-use crate::program::logs_to_read::{logs_to_read, same_file, Needs};
 use crate::program::otlp;
+use crate::program::read::logs_to_read::{logs_to_read, same_file, Needs};
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
-use reasons::cli::{
-    self, CheckArgs, Command, ExtractArgs, HookAgent, HookCommand, NoMaskArgs, ReportArgs,
-    StatsArgs,
+use crate::program::cli::{
+    self, CheckArgs, Command, ExtractArgs, NoMaskArgs, ReportArgs, StatsArgs,
 };
+use anyhow::{bail, Context};
 use reasons::layer::ReasonPosition;
 use reasons::masking::Masking;
 use reasons::reasons_log::{self, Purpose};
@@ -39,7 +36,7 @@ use reasons::stream::Options;
 
 use crate::program::exit_codes::ExitCode;
 use crate::program::output::{CheckFormat, ExtractFormat, StatsFormat, TableWidth, WriterOptions};
-use crate::program::sources::Source;
+use crate::program::read::sources::Source;
 
 /// The layer's place for the parameter, as `--reason-position` names it.
 fn position(place: cli::ReasonPlace) -> ReasonPosition {
@@ -137,7 +134,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Run(args) => {
             let shared = args.gateway;
             run::run(run::Options {
-                agent: agent_named(args.agent)?,
+                agent: args.agent,
                 program: args.program,
                 listen: shared.listen,
                 upstreams: shared.upstream,
@@ -179,58 +176,9 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 io::stdout().is_terminal(),
             )
         }
-        Command::Hook(args) => {
-            let (agent, run) = match args.command {
-                HookCommand::ClaudeCode(run) => (HookAgent::ClaudeCode, run),
-                HookCommand::Codex(run) => (HookAgent::Codex, run),
-                HookCommand::GeminiCli(run) => (HookAgent::GeminiCli, run),
-                HookCommand::CopilotCli(run) => (HookAgent::CopilotCli, run),
-                HookCommand::Install(install) => {
-                    let options = hook_install::Options {
-                        agent: agent_named(install.agent)?,
-                        file: install.file,
-                        reasons_log: install.reasons_log,
-                        placement: placement(install.after),
-                        gateway: install.gateway,
-                    };
-                    return with_stdout(|out| hook_install::install(options, out));
-                }
-                HookCommand::Uninstall(uninstall) => {
-                    let agent = agent_named(uninstall.agent)?;
-                    return with_stdout(|out| hook_install::uninstall(agent, uninstall.file, out));
-                }
-            };
-            let agent = agent_named(agent)?;
-            // A hook never gets in the way: whatever goes wrong, the agent carries on.
-            let log = reasons_log::which(run.reasons_log, Purpose::Always);
-            let is_agent = match agent.hook.as_ref().and_then(|hook| hook.ask.as_ref()) {
-                Some(ask) => ask.is_agent,
-                None => |_: &[String]| false,
-            };
-            hook::run(
-                agent,
-                placement(run.after),
-                io::stdin().lock(),
-                io::stdout().lock(),
-                hook::Where {
-                    gateway: run.gateway.as_deref(),
-                    log: log.as_deref(),
-                },
-                || Surroundings::of_this_process(is_agent),
-            );
-            Ok(ExitCode::Success)
-        }
+        Command::Hook(args) => hook::run(args.command),
+        Command::Generate(args) => generate::run(args.what),
     }
-}
-
-/// The agent a value of the command line names: the command line lists the names, each agent's
-/// file is the rest of what is known of it.
-fn agent_named(value: impl clap::ValueEnum) -> anyhow::Result<&'static Agent> {
-    let name = value
-        .to_possible_value()
-        .context("every agent the command line names has a name")?;
-    agents::named(name.get_name())
-        .with_context(|| format!("{}: no agent by this name", name.get_name()))
 }
 
 /// Whether what a command sends or shows elsewhere is masked: unless `--no-mask`.
@@ -241,14 +189,6 @@ fn masking(args: NoMaskArgs) -> Masking {
 /// Whether what a command shows the person on their own terminal is masked: only with `--mask`.
 fn shown_masked(mask: bool) -> Masking {
     Masking::masked_unless(!mask)
-}
-
-fn placement(after: bool) -> Placement {
-    if after {
-        Placement::After
-    } else {
-        Placement::InPrompt
-    }
 }
 
 /// The reasons log a command that always logs writes to ([`reasons_log::which`]).

@@ -11,10 +11,10 @@ use reasons::record::CallRecord;
 use reasons::stats::{GroupBy, Tally};
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::output::Writer;
+use crate::program::read::logs_to_read::{report_problems, LogsToRead};
+use crate::program::read::schedule::read_each_in_order;
 use crate::program::report::{Page, PageWriter};
-use crate::program::schedule::read_each_in_order;
 
 pub struct Options {
     /// How the logs are read; arguments are kept, since the page shows them.
@@ -118,7 +118,11 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<(Ex
         },
     )?;
     failed |= !all_read;
-    crate::program::logs_to_read::say_if_no_agent_log(&logs.sources, records.len() as u64, failed);
+    crate::program::read::logs_to_read::say_if_no_agent_log(
+        &logs.sources,
+        records.len() as u64,
+        failed,
+    );
     let page = Page {
         records: &records,
         by_tool: &by_tool.report(),

@@ -20,10 +20,10 @@ use reasons::stats::Counts;
 use crate::program::agents::{Agent, Placement, Run};
 use crate::program::exit_codes::ExitCode;
 use crate::program::gateway_server;
-use crate::program::hook_settings::{hook_command, shell_quote};
+use crate::program::hook::settings::{hook_command, shell_quote};
 use crate::program::messages::message;
-use crate::program::schedule::{read_each_in_order, SourceOptions};
-use crate::program::sources::{self, Source};
+use crate::program::read::schedule::{read_each_in_order, SourceOptions};
+use crate::program::read::sources::{self, Source};
 use crate::program::wiring::{self, Given, Pointing, Wiring};
 
 /// How the run goes.
@@ -66,6 +66,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         strips,
         given,
         wire,
+        pointed: _,
     } = starts;
     let name = agent.title;
     let program = match &options.program {

@@ -8,10 +8,10 @@ use reasons::record::{CallRecord, Status};
 use reasons::stats::{percent, GroupBy, Report, Tally};
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::logs_to_read::{report_problems, LogsToRead};
 use crate::program::output::{report_writer, StatsFormat, TableWidth};
-use crate::program::schedule::read_each_in_order;
-use crate::program::sources::Source;
+use crate::program::read::logs_to_read::{report_problems, LogsToRead};
+use crate::program::read::schedule::read_each_in_order;
+use crate::program::read::sources::Source;
 
 pub struct Options {
     pub logs: LogsToRead,
@@ -78,7 +78,7 @@ pub fn run(options: Options, out: &mut (dyn Write + Send)) -> anyhow::Result<Exi
     }
     let report = tally.report();
     if !options.merge {
-        crate::program::logs_to_read::say_if_no_agent_log(
+        crate::program::read::logs_to_read::say_if_no_agent_log(
             &options.logs.sources,
             report.totals.calls,
             failed,

@@ -1,6 +1,6 @@
 //! Every command's output: one writer per output format, all behind [`Writer`], so `extract`,
 //! `check` and `stats` render the same way. The formats are the project's own types: the
-//! command line's (`reasons::cli`) are turned into them in `commands`.
+//! command line's (`crate::program::cli`) are turned into them in `commands`.
 
 mod cells;
 mod coverage;

@@ -22,8 +22,8 @@ use reasons::record::CallRecord;
 use reasons::visible::visible;
 
 use crate::program::exit_codes::ExitCode;
-use crate::program::schedule::{read_one, Cores, SourceOptions};
-use crate::program::sources::{self, Source};
+use crate::program::read::schedule::{read_one, Cores, SourceOptions};
+use crate::program::read::sources::{self, Source};
 pub use calls::{Call, Calls, Change};
 
 /// What `watch` follows, and how it shows it.

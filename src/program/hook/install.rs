@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::program::agents::{self, Agent, Hook, Placement};
 use crate::program::exit_codes::ExitCode;
-use crate::program::hook_settings::{hook_command, our_commands, remove_ours, shell_quote};
+use crate::program::hook::settings::{hook_command, our_commands, remove_ours, shell_quote};
 
 /// What to install, and where.
 pub struct Options {

@@ -22,9 +22,9 @@ use reasons::jsonl::AlignedBufReader;
 use reasons::reasons_log;
 use reasons::record::CallRecord;
 
-use crate::program::followed_rewrite::Rewritten;
-use crate::program::progress::Progress;
-use crate::program::sources::Source;
+use crate::program::read::followed_rewrite::Rewritten;
+use crate::program::read::progress::Progress;
+use crate::program::read::sources::Source;
 
 /// How each source is read, whatever the command.
 #[derive(Debug, Clone, Default)]

@@ -1,35 +1,84 @@
 //! The command line, as clap definitions only: parsing, help text, man pages and completions are
-//! all made from these types, and the commands themselves never see them.
+//! all made from these types, and the commands themselves never see them. Wherever the command
+//! line names agents (the values it takes, the help that lists them), they come from
+//! [`agents::ALL`].
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::formats::Format;
-use crate::record::Status;
+use reasons::formats::Format;
+use reasons::record::Status;
+
+use crate::program::agents::{self, Agent};
 
 /// Every tool call an AI agent makes, and why it made it.
-///
-/// `reasons` puts a `reason` parameter on every tool an agent's model can call and takes it off
-/// again before the call reaches the tool's server, so the person approving a call can read why.
-/// It also reads recorded agent sessions (Claude Code, Codex CLI, Gemini CLI, OpenCode, Kilo,
-/// Copilot CLI, Qwen Code, Cline, Cursor, Crush, Goose, SWE-agent, OpenHands, Kimi, and the
-/// OpenAI, Anthropic, Gemini and MCP wire formats) and reports which calls carried a reason.
-///
-/// Exit status: 0 when all is well, 1 when a check found something (`check` flagged calls,
-/// `stats` fell below `--min-coverage`), 2 on a usage, input or I/O error.
 #[derive(Debug, Parser)]
 #[command(
     name = "reasons",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    long_about = about()
 )]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `reasons --help`'s text, with the agents whose logs it reads.
+fn about() -> String {
+    let agents: Vec<&str> = agents::ALL.iter().map(|agent| agent.title).collect();
+    format!(
+        "Every tool call an AI agent makes, and why it made it.\n\n\
+         `reasons` puts a `reason` parameter on every tool an agent's model can call and takes it \
+         off again before the call reaches the tool's server, so the person approving a call can \
+         read why. It also reads recorded agent sessions ({}; SWE-agent and OpenHands \
+         trajectories, Kimi CLI's wire logs, and the OpenAI, Anthropic, Gemini and MCP wire \
+         formats) and reports which calls carried a reason.\n\n\
+         Exit status: 0 when all is well, 1 when a check found something (`check` flagged calls, \
+         `stats` fell below `--min-coverage`), 2 on a usage, input or I/O error.",
+        agents.join(", ")
+    )
+}
+
+/// `reasons run --help`'s list of how each agent it starts is pointed at the gateway.
+fn run_help() -> String {
+    let mut help = String::from(RUN_HELP);
+    help.push_str(
+        "\n\nHow each agent is pointed at the gateway, and where its hook is wired for the run:",
+    );
+    for agent in agents::ALL {
+        if let Some(run) = &agent.run {
+            help.push_str(&format!(
+                "\n\n{} (`{}`): {}",
+                agent.title, run.command, run.pointed
+            ));
+        }
+    }
+    help
+}
+
+/// `reasons run --help`'s text above the agents.
+const RUN_HELP: &str = "Start an agent with the reasons layer at its model's API, in one command.
+
+Starts a gateway on a free loopback port for this run (the gateway's options apply), points AGENT \
+at it its own way (a base URL already set becomes the gateway's upstream, so a proxy in between \
+stays), runs the agent in the foreground with the terminal and the AGENT_ARGS, and exits with its \
+status (128 + N when signal N ended it). At the end, one line on stderr: the calls the agent \
+recorded during the run, how many carried a reason, the coverage, and where the reasons log is. \
+Nothing is written to the agent's settings files.
+
+The hook is wired for this run where the agent takes one without a settings file changed, unless \
+the agent's settings run it already; where it takes none for one run, `reasons watch` shows the \
+reasons (`--watch`).
+
+Ctrl-C and the window's size are the agent's (it shares the terminal's process group); SIGTERM \
+and SIGHUP sent to `reasons` are passed on to the agent.";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -101,20 +150,18 @@ pub enum Command {
     Gateway(GatewayArgs),
     /// Show the model's reason for a call in an agent's own interface.
     ///
-    /// `reasons hook claude-code`, `reasons hook codex` (both `PreToolUse`), `reasons hook
-    /// gemini-cli` (`BeforeTool`) and `reasons hook copilot-cli` (`preToolUse`) are hook commands:
-    /// each reads its agent's hook JSON on stdin and finds the call's reason (in its input, else
-    /// with --gateway URL from a team's gateway, else in the reasons log under the call's id, or
-    /// for Gemini CLI and Copilot CLI, which send none, by what the call touched). Claude Code and
-    /// Copilot CLI get it inside their approval dialog ("Why (the model's claim): …"), as the
-    /// agent's own "ask", only where the agent would have asked the person anyway, in an attended
-    /// interactive session, with no other hook of the person's that may answer for the call, and
-    /// not where the dialog lists the reason already (an MCP tool behind `reasons proxy`);
-    /// elsewhere, and with --after, Claude Code, Codex and Gemini CLI get it
-    /// as a `systemMessage` beside the call. The reason never decides anything, and a hook never
-    /// gets in the way: with no reason, bad input or any error it prints nothing and exits 0.
-    /// `reasons hook install AGENT` writes the hook into the agent's user settings; `reasons hook
-    /// uninstall AGENT` takes it out again.
+    /// `reasons hook AGENT` is a hook command: it reads the agent's hook JSON on stdin and finds
+    /// the call's reason (in its input, else with --gateway URL from a team's gateway, else in the
+    /// reasons log under the call's id, or, for an agent that sends no id, by what the call
+    /// touched). An agent whose approval dialog shows a hook's text only when the hook asks gets
+    /// the reason inside that dialog ("Why (the model's claim): …"), as the agent's own "ask",
+    /// only where the agent would have asked the person anyway, in an attended interactive
+    /// session, with no other hook of the person's that may answer for the call, and not where the
+    /// dialog lists the reason already (an MCP tool behind `reasons proxy`); elsewhere, and with
+    /// --after, it gets the reason as a message beside the call where the agent shows one. The
+    /// reason never decides anything, and a hook never gets in the way: with no reason, bad input
+    /// or any error it prints nothing and exits 0. `reasons hook install AGENT` writes the hook
+    /// into the agent's user settings; `reasons hook uninstall AGENT` takes it out again.
     Hook(HookArgs),
     /// Follow a running agent: each call as it arrives, what it touched, and the model's reason.
     ///
@@ -127,46 +174,22 @@ pub enum Command {
     /// one line per call, each written as it arrives. It starts at the last calls of a long log.
     Watch(WatchArgs),
     /// Start an agent with the reasons layer at its model's API, in one command.
-    ///
-    /// Starts a gateway on a free loopback port for this run (the gateway's options apply),
-    /// points AGENT at it its own way (a base URL already set becomes the gateway's upstream, so
-    /// a proxy in between stays), runs the agent in the foreground with the terminal and the
-    /// AGENT_ARGS, and exits with its status (128 + N when signal N ended it). At the end, one line
-    /// on stderr: the calls the agent recorded during the run, how many carried a reason, the
-    /// coverage, and where the reasons log is. Nothing is written to the agent's settings files.
-    ///
-    /// How each agent is pointed at the gateway: Claude Code `ANTHROPIC_BASE_URL` (and in
-    /// `--settings`); Codex a copy of the model provider you chose, its base URL the gateway's
-    /// (`-c model_providers…`); Gemini CLI
-    /// `GOOGLE_GEMINI_BASE_URL`; OpenCode and Kilo their providers' `baseURL` in
-    /// `OPENCODE_CONFIG_CONTENT` / `KILO_CONFIG_CONTENT`; Qwen Code `--openai-base-url` or
-    /// `OPENAI_BASE_URL`; Copilot CLI its own provider's `COPILOT_PROVIDER_BASE_URL` (set it,
-    /// with `COPILOT_PROVIDER_TYPE`, as for any provider of yours); Cline a copy of its
-    /// provider settings (`CLINE_PROVIDER_SETTINGS_PATH`) with the base URL set by `cline auth
-    /// --baseurl` pointed at the gateway.
-    ///
-    /// The hook is wired for this run where the agent takes one without a settings file
-    /// changed, unless the agent's settings run it already: Claude Code (`--settings`), Codex
-    /// (`-c hooks.PreToolUse=…`, which Codex asks you to review and trust before it first
-    /// runs) and Copilot CLI (`--plugin-dir` with a plugin of the run's own, made in a temporary
-    /// folder and removed at the end). Gemini CLI takes its hook only from settings files
-    /// (`reasons hook install gemini-cli`); OpenCode, Kilo, Qwen Code and Cline have none for one
-    /// run: `reasons watch` shows their reasons (`--watch`).
-    ///
-    /// Ctrl-C and the window's size are the agent's (it shares the terminal's process group);
-    /// SIGTERM and SIGHUP sent to `reasons` are passed on to the agent.
+    #[command(long_about = run_help())]
     Run(RunArgs),
     /// Print a shell completion script.
     ///
     /// For example: `reasons completions bash > ~/.local/share/bash-completion/completions/reasons`.
     Completions(CompletionsArgs),
+    /// Write the man pages, made from these definitions (the ones in man/ are made this way).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
 }
 
 /// Where the logs come from, and how to read them.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// Log files, directories (searched for *.jsonl, *.json and *.traj, and for the *.db SQLite
-    /// stores of OpenCode, Kilo, Crush and Goose), quoted glob patterns, or - for stdin. With
+    /// Log files, directories (searched for *.jsonl, *.json and *.traj, and for the SQLite
+    /// stores, *.db, of the agents that keep one), quoted glob patterns, or - for stdin. With
     /// none and a terminal on stdin, the usual local agent log folders are read; with none and
     /// stdin a pipe or a file, stdin is; otherwise a PATH must be given. A call's place is
     /// path:line, and path:table:rowid in a SQLite store.
@@ -578,11 +601,10 @@ pub struct GatewayArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The agent to start.
-    #[arg(value_enum)]
-    pub agent: RunAgent,
+    #[arg(value_parser = AgentName::that_run())]
+    pub agent: &'static Agent,
 
-    /// The agent's program [default: its usual command, found on PATH: claude, codex, gemini,
-    /// opencode, kilo, qwen, copilot, cline].
+    /// The agent's program [default: the command it is installed as, found on PATH].
     #[arg(long, value_name = "PROGRAM")]
     pub program: Option<PathBuf>,
 
@@ -617,36 +639,11 @@ pub enum ReasonPlace {
 impl ReasonPlace {
     /// The library's default place, so that the command line never disagrees with it.
     pub fn library_default() -> ReasonPlace {
-        match crate::layer::ReasonPosition::default() {
-            crate::layer::ReasonPosition::First => ReasonPlace::First,
-            crate::layer::ReasonPosition::Last => ReasonPlace::Last,
+        match reasons::layer::ReasonPosition::default() {
+            reasons::layer::ReasonPosition::First => ReasonPlace::First,
+            reasons::layer::ReasonPosition::Last => ReasonPlace::Last,
         }
     }
-}
-
-/// The agents `reasons run` starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RunAgent {
-    /// Claude Code (`claude`; also named claude-code).
-    #[value(alias = "claude-code")]
-    Claude,
-    /// Codex CLI (`codex`).
-    Codex,
-    /// Gemini CLI (`gemini`; also named gemini-cli).
-    #[value(alias = "gemini-cli")]
-    Gemini,
-    /// OpenCode (`opencode`).
-    Opencode,
-    /// Kilo (`kilo`).
-    Kilo,
-    /// Qwen Code (`qwen`; also named qwen-code).
-    #[value(alias = "qwen-code")]
-    Qwen,
-    /// GitHub Copilot CLI (`copilot`; also named copilot-cli).
-    #[value(alias = "copilot-cli")]
-    Copilot,
-    /// Cline's command line (`cline`).
-    Cline,
 }
 
 /// A size as `--max-body` takes it: bytes, or a number followed by K, M or G (binary: KiB, MiB,
@@ -681,28 +678,101 @@ pub struct HookArgs {
     pub command: HookCommand,
 }
 
-/// What `reasons hook` does.
-#[derive(Debug, Subcommand)]
+/// What `reasons hook` does: answer an agent's hook (one subcommand per agent that has one, from
+/// [`agents::ALL`]), or install or uninstall one.
+#[derive(Debug)]
 pub enum HookCommand {
-    /// Claude Code's `PreToolUse` hook.
-    ClaudeCode(HookRunArgs),
-    /// Codex CLI's `PreToolUse` hook.
-    Codex(HookRunArgs),
-    /// Gemini CLI's `BeforeTool` hook.
-    GeminiCli(HookRunArgs),
-    /// GitHub Copilot CLI's `preToolUse` hook.
-    CopilotCli(HookRunArgs),
+    /// Answer `agent`'s hook.
+    Answer {
+        /// The agent whose hook event comes on stdin.
+        agent: &'static Agent,
+        /// How to answer it.
+        args: HookRunArgs,
+    },
     /// Write the hook into an agent's user settings, keeping everything else there.
-    ///
-    /// Claude Code: $CLAUDE_CONFIG_DIR/settings.json (~/.claude without it); Codex:
-    /// $CODEX_HOME/hooks.json (~/.codex without it); Gemini CLI: ~/.gemini/settings.json
-    /// ($GEMINI_CLI_HOME/.gemini with it); Copilot CLI: $COPILOT_HOME/hooks/reasons.json
-    /// (~/.copilot without it). The file and its folder are created when missing; installing
-    /// twice is installing once. The hook command is this binary's absolute path, with the
-    /// --reasons-log and --after given here.
     Install(HookInstallArgs),
     /// Take the hook out of an agent's user settings, keeping everything else there.
     Uninstall(HookUninstallArgs),
+}
+
+impl FromArgMatches for HookCommand {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        match matches.subcommand() {
+            Some(("install", sub)) => Ok(HookCommand::Install(HookInstallArgs::from_arg_matches(
+                sub,
+            )?)),
+            Some(("uninstall", sub)) => Ok(HookCommand::Uninstall(
+                HookUninstallArgs::from_arg_matches(sub)?,
+            )),
+            Some((name, sub)) => match agents::named(name).filter(|agent| agent.hook.is_some()) {
+                Some(agent) => Ok(HookCommand::Answer {
+                    agent,
+                    args: HookRunArgs::from_arg_matches(sub)?,
+                }),
+                None => Err(clap::Error::new(ErrorKind::InvalidSubcommand)),
+            },
+            None => Err(clap::Error::new(ErrorKind::MissingSubcommand)),
+        }
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = HookCommand::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Subcommand for HookCommand {
+    fn augment_subcommands(mut command: clap::Command) -> clap::Command {
+        for agent in agents::ALL {
+            let Some(hook) = &agent.hook else { continue };
+            let mut names = agent.names();
+            let name = names.next().expect("every agent has a name");
+            // Args' own doc comment is the about of the command it augments: set after it.
+            let answer = HookRunArgs::augment_args(clap::Command::new(name))
+                .about(format!("{}'s `{}` hook.", agent.title, hook.event))
+                .visible_aliases(names);
+            command = command.subcommand(answer);
+        }
+        let install = HookInstallArgs::augment_args(clap::Command::new("install"))
+            .about("Write the hook into an agent's user settings, keeping everything else there.")
+            .long_about(install_help());
+        let uninstall = HookUninstallArgs::augment_args(clap::Command::new("uninstall"))
+            .about("Take the hook out of an agent's user settings, keeping everything else there.");
+        command.subcommand(install).subcommand(uninstall)
+    }
+
+    fn augment_subcommands_for_update(command: clap::Command) -> clap::Command {
+        HookCommand::augment_subcommands(command)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        matches!(name, "install" | "uninstall")
+            || agents::named(name).is_some_and(|agent| agent.hook.is_some())
+    }
+}
+
+/// `hook install`'s long help: where each agent's hook goes.
+fn install_help() -> String {
+    let mut help = String::from(
+        "Write the hook into an agent's user settings, keeping everything else there.\n\n",
+    );
+    let places: Vec<String> = agents::ALL
+        .iter()
+        .filter_map(|agent| {
+            Some(format!(
+                "{}: {}",
+                agent.title,
+                agents::hook_settings_described(agent)?
+            ))
+        })
+        .collect();
+    help.push_str(&places.join("; "));
+    help.push_str(
+        ". The file and its folder are created when missing; installing twice is installing \
+         once. The hook command is this binary's absolute path, with the --reasons-log and \
+         --after given here.",
+    );
+    help
 }
 
 /// Options of a hook command.
@@ -727,8 +797,8 @@ pub struct HookRunArgs {
 #[derive(Debug, Args)]
 pub struct HookInstallArgs {
     /// The agent whose settings to change.
-    #[arg(value_enum)]
-    pub agent: HookAgent,
+    #[arg(value_parser = AgentName::with_hooks())]
+    pub agent: &'static Agent,
 
     /// The settings file to change instead of the agent's user settings.
     #[arg(long, value_name = "FILE")]
@@ -739,7 +809,8 @@ pub struct HookInstallArgs {
     pub reasons_log: Option<PathBuf>,
 
     /// Install the hook that shows the reason beside the call only, never inside the agent's
-    /// approval dialog (Claude Code, Copilot CLI) [default: inside it, where the agent asks].
+    /// approval dialog [default: inside it, where the agent asks, for the agents whose dialog
+    /// shows a hook's text].
     #[arg(long)]
     pub after: bool,
 
@@ -753,25 +824,12 @@ pub struct HookInstallArgs {
 #[derive(Debug, Args)]
 pub struct HookUninstallArgs {
     /// The agent whose settings to change.
-    #[arg(value_enum)]
-    pub agent: HookAgent,
+    #[arg(value_parser = AgentName::with_hooks())]
+    pub agent: &'static Agent,
 
     /// The settings file to change instead of the agent's user settings.
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
-}
-
-/// The agents `reasons hook` serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HookAgent {
-    /// Claude Code (`PreToolUse`).
-    ClaudeCode,
-    /// Codex CLI (`PreToolUse`).
-    Codex,
-    /// Gemini CLI (`BeforeTool`).
-    GeminiCli,
-    /// GitHub Copilot CLI (`preToolUse`).
-    CopilotCli,
 }
 
 /// Options of `reasons watch`.
@@ -803,6 +861,78 @@ pub struct CompletionsArgs {
     /// The shell to write completions for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Options of `reasons generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// What to write.
+    #[command(subcommand)]
+    pub what: Generate,
+}
+
+/// What `reasons generate` writes.
+#[derive(Debug, Subcommand)]
+pub enum Generate {
+    /// The man pages, `reasons.1` and one `reasons-COMMAND.1` a subcommand, into DIR.
+    Man {
+        /// The folder to write them in.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+}
+
+/// An agent named on the command line: the names of the agents of [`agents::ALL`] that serve
+/// the command ([`Agent::names`]), each shown with its title.
+#[derive(Clone)]
+pub struct AgentName {
+    serves: fn(&Agent) -> bool,
+}
+
+impl AgentName {
+    /// The agents `reasons run` starts.
+    pub fn that_run() -> AgentName {
+        AgentName {
+            serves: |agent| agent.run.is_some(),
+        }
+    }
+
+    /// The agents `reasons hook` answers.
+    pub fn with_hooks() -> AgentName {
+        AgentName {
+            serves: |agent| agent.hook.is_some(),
+        }
+    }
+
+    fn values(&self) -> impl Iterator<Item = PossibleValue> + '_ {
+        agents::ALL
+            .into_iter()
+            .filter(|agent| (self.serves)(agent))
+            .map(|agent| {
+                let mut names = agent.names();
+                let name = names.next().expect("every agent has a name");
+                PossibleValue::new(name).aliases(names).help(agent.title)
+            })
+    }
+}
+
+impl TypedValueParser for AgentName {
+    type Value = &'static Agent;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<&'static Agent, clap::Error> {
+        // clap's own parser of the names says what is wrong with a value, as for every other.
+        let name = PossibleValuesParser::new(self.values()).parse_ref(command, arg, value)?;
+        agents::named(&name).ok_or_else(|| clap::Error::new(ErrorKind::InvalidValue))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.values()))
+    }
 }
 
 fn parse_format(name: &str) -> Result<Format, String> {

@@ -7,13 +7,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::program::cli::InputArgs;
 use anyhow::{bail, Context};
-use reasons::cli::InputArgs;
 use reasons::formats::ReadOptions;
 use reasons::reasons_log;
 
-use crate::program::schedule::SourceOptions;
-use crate::program::sources::{self, Problem, Source};
+use crate::program::read::schedule::SourceOptions;
+use crate::program::read::sources::{self, Problem, Source};
 
 /// The logs a command reads, and how.
 pub struct LogsToRead {
@@ -112,7 +112,7 @@ fn read_reasons_logs(logs: &[PathBuf]) -> anyhow::Result<Option<Arc<reasons_log:
     Ok(Some(Arc::new(index)))
 }
 
-pub(super) fn same_file(a: &Path, b: &Path) -> bool {
+pub fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
