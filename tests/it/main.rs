@@ -13,6 +13,7 @@ mod faults;
 mod filter;
 mod gateway;
 mod gateway_openai;
+mod gateway_transport;
 mod history;
 mod hostile;
 mod inputs;

@@ -20,7 +20,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper::{Method, Request, Response, StatusCode, Uri, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
@@ -35,10 +35,12 @@ use tokio::net::TcpListener;
 use crate::program::exit_codes::ExitCode;
 use crate::program::http;
 
+mod decoded_body;
 mod store;
 mod streamed_body;
 mod team;
 
+use decoded_body::{DecodedBody, Encoding};
 use streamed_body::StreamedBody;
 
 /// How the gateway runs.
@@ -498,6 +500,10 @@ impl Gateway {
         remove_hop_by_hop(&mut parts.headers);
         parts.headers.remove(header::HOST);
         parts.uri = uri;
+        // The upstream is spoken to in the version it speaks (HTTP/2 where TLS offers it), not
+        // in the client's: an HTTP/2 request sent on as one would be refused on a plain HTTP/1
+        // connection.
+        parts.version = Version::default();
         let (body, exchange) = match rewritten_as {
             None => (body.map_err(BoxError::from).boxed(), None),
             Some(rewritten_as) => {
@@ -564,40 +570,57 @@ impl Gateway {
         };
         let (mut parts, body) = upstream.into_parts();
         remove_hop_by_hop(&mut parts.headers);
-        let readable =
-            parts.status.is_success() && !parts.headers.contains_key(header::CONTENT_ENCODING);
-        match exchange {
-            Some(exchange) if readable && is_event_stream(&parts.headers) => {
-                parts.headers.remove(header::CONTENT_LENGTH);
-                let answer = exchange.streamed_answer();
-                let session = exchange.session.clone();
-                let body = StreamedBody::new(Arc::clone(&self), path, session, body, answer);
-                Response::from_parts(parts, body.boxed())
+        let Some(exchange) = exchange.filter(|_| parts.status.is_success()) else {
+            return Response::from_parts(parts, body.map_err(BoxError::from).boxed());
+        };
+        // An answer it reads is decoded first, whatever the upstream compressed it with; one it
+        // cannot decode is not passed on, since the reasons in it would go with it.
+        let body = match Encoding::of(&parts.headers)
+            .map_err(|name| {
+                format!("it compressed its answer as `{name}`, which the gateway cannot read")
+            })
+            .and_then(|applied| DecodedBody::new(body, &applied).map_err(|error| error.to_string()))
+        {
+            Ok(body) => body,
+            Err(why) => {
+                let message = format!("the upstream's answer was held back: {why}");
+                say(&format!("{path}: {message}"));
+                return error_answer(StatusCode::BAD_GATEWAY, api, &message);
             }
-            Some(exchange) if readable && is_json(&parts.headers) => {
-                let bytes = match body.collect().await {
-                    Ok(collected) => collected.to_bytes(),
-                    Err(error) => {
-                        let message = format!("the upstream's answer broke off: {error}");
-                        if self.verbose {
-                            say(&format!("{path}: {message}"));
-                        }
-                        return error_answer(StatusCode::BAD_GATEWAY, api, &message);
-                    }
-                };
-                let answer = exchange.answer(&bytes);
-                if answer.withheld {
-                    return self.withheld(api, &path, bytes.len());
-                }
-                self.log(&answer.reasons, exchange.session.as_deref());
-                let bytes = answer.body.map_or(bytes, Bytes::from);
-                parts
-                    .headers
-                    .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
-                Response::from_parts(parts, full(bytes))
-            }
-            _ => Response::from_parts(parts, body.map_err(BoxError::from).boxed()),
+        };
+        if parts.headers.remove(header::CONTENT_ENCODING).is_some() {
+            parts.headers.remove(header::CONTENT_LENGTH);
         }
+        if is_event_stream(&parts.headers) {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            let answer = exchange.streamed_answer();
+            let session = exchange.session.clone();
+            let body = StreamedBody::new(Arc::clone(&self), path, session, body, answer);
+            return Response::from_parts(parts, body.boxed());
+        }
+        if !is_json(&parts.headers) {
+            return Response::from_parts(parts, body.boxed());
+        }
+        let bytes = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(error) => {
+                let message = format!("the upstream's answer broke off: {error}");
+                if self.verbose {
+                    say(&format!("{path}: {message}"));
+                }
+                return error_answer(StatusCode::BAD_GATEWAY, api, &message);
+            }
+        };
+        let answer = exchange.answer(&bytes);
+        if answer.withheld {
+            return self.withheld(api, &path, bytes.len());
+        }
+        self.log(&answer.reasons, exchange.session.as_deref());
+        let bytes = answer.body.map_or(bytes, Bytes::from);
+        parts
+            .headers
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        Response::from_parts(parts, full(bytes))
     }
 
     /// Says (with `-v`) that an answer broke off, and which calls it cut: their held fragments

@@ -16,9 +16,10 @@ use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use hyper::body::{Body, Frame, Incoming};
+use hyper::body::{Body, Frame};
 use reasons::gateway::{Output, StreamedAnswer};
 
+use super::decoded_body::DecodedBody;
 use super::{error_chain, BoxError, Gateway};
 
 /// How long the last bytes are given to leave before the client's stream breaks off: hyper
@@ -29,7 +30,7 @@ pub(super) struct StreamedBody {
     gateway: Arc<Gateway>,
     path: String,
     session: Option<String>,
-    upstream: Incoming,
+    upstream: DecodedBody,
     answer: StreamedAnswer,
     state: State,
 }
@@ -51,7 +52,7 @@ impl StreamedBody {
         gateway: Arc<Gateway>,
         path: String,
         session: Option<String>,
-        upstream: Incoming,
+        upstream: DecodedBody,
         answer: StreamedAnswer,
     ) -> StreamedBody {
         StreamedBody {
@@ -95,7 +96,7 @@ impl Body for StreamedBody {
             }
             if this.answer.is_broken() {
                 let why = match &ended {
-                    Some(Err(error)) => error_chain(error),
+                    Some(Err(error)) => error_chain(error.as_ref()),
                     Some(Ok(())) => "it ended before it was complete".to_owned(),
                     None => "it sent an event that is not JSON".to_owned(),
                 };
@@ -125,12 +126,12 @@ impl Drop for StreamedBody {
 }
 
 /// Pieces of the upstream's body, and whether it ended (and how) after them.
-type Ready = (Vec<Bytes>, Option<Result<(), hyper::Error>>);
+type Ready = (Vec<Bytes>, Option<Result<(), BoxError>>);
 
 /// Every piece of body the upstream has sent so far, once there is one, so that a burst of
 /// events is rewritten and sent on in one write instead of one each; nothing waits for more than
 /// what is there. Says too whether the body ended, and how.
-fn ready_frames(body: &mut Incoming, cx: &mut Context<'_>) -> Poll<Ready> {
+fn ready_frames(body: &mut DecodedBody, cx: &mut Context<'_>) -> Poll<Ready> {
     let mut pieces = Vec::new();
     loop {
         match Pin::new(&mut *body).poll_frame(cx) {
