@@ -73,17 +73,63 @@ pub fn utc_day(timestamp: &str) -> Option<String> {
     Some(format!("{year:04}-{month:02}-{day:02}"))
 }
 
-/// The time of day (`HH:MM:SS`, in UTC) of a timestamp that is a number of seconds or
-/// milliseconds since the epoch, as Cline and Gemini CLI write theirs; `None` for any other.
-pub fn epoch_clock(timestamp: &str) -> Option<String> {
-    let seconds = epoch_number(timestamp.trim())?.div_euclid(1_000_000_000);
-    let of_day = seconds.rem_euclid(86_400);
-    Some(format!(
-        "{:02}:{:02}:{:02}",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60
-    ))
+/// A log's timestamp as a person reads it, to the second: the one form every view shows a time
+/// in (the report's page, `watch`), so that no epoch number reaches a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// `HH:MM:SS`.
+    pub clock: String,
+    /// Whether the date and clock are UTC's, worked out from a number since the epoch (and not
+    /// the writer's own, as written).
+    pub utc: bool,
+}
+
+impl std::fmt::Display for Shown {
+    /// `YYYY-MM-DD HH:MM:SS`, with ` UTC` after a time worked out in UTC.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.date, self.clock)?;
+        if self.utc {
+            f.write_str(" UTC")?;
+        }
+        Ok(())
+    }
+}
+
+/// `timestamp` as [`Shown`]: an RFC 3339 one (a space for its `T` too) with the date and clock
+/// it was written with, as its writer read them; a number of seconds or milliseconds since the
+/// epoch (Cline's, Gemini CLI's) in UTC. `None` for text that is no time, which a view shows as
+/// written.
+pub fn shown(timestamp: &str) -> Option<Shown> {
+    let timestamp = timestamp.trim();
+    let shape = b"0000-00-00T00:00:00";
+    let written = timestamp.len() >= shape.len()
+        && timestamp.bytes().zip(shape).all(|(byte, want)| match want {
+            b'0' => byte.is_ascii_digit(),
+            b'T' => matches!(byte, b'T' | b't' | b' '),
+            want => byte == *want,
+        });
+    if written {
+        return Some(Shown {
+            date: timestamp[..10].to_owned(),
+            clock: timestamp[11..19].to_owned(),
+            utc: false,
+        });
+    }
+    let seconds = epoch_number(timestamp)?.div_euclid(1_000_000_000);
+    let (days, of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days as i64);
+    Some(Shown {
+        date: format!("{year:04}-{month:02}-{day:02}"),
+        clock: format!(
+            "{:02}:{:02}:{:02}",
+            of_day / 3600,
+            of_day / 60 % 60,
+            of_day % 60
+        ),
+        utc: true,
+    })
 }
 
 /// Nanoseconds since the epoch, when the timestamp is a number (of seconds or milliseconds)
@@ -244,12 +290,32 @@ mod tests {
     }
 
     #[test]
-    fn an_epoch_number_has_a_clock_and_other_text_none() {
-        assert_eq!(epoch_clock("1796126403000").as_deref(), Some("12:00:03"));
-        assert_eq!(epoch_clock("1796126403").as_deref(), Some("12:00:03"));
-        assert_eq!(epoch_clock("-1").as_deref(), Some("23:59:59"));
-        assert_eq!(epoch_clock("2027-01-15T08:00:00Z"), None);
-        assert_eq!(epoch_clock("t1"), None);
+    fn a_time_is_shown_as_written_or_in_utc_for_an_epoch_number_and_other_text_is_none() {
+        let shown_as = |timestamp| shown(timestamp).map(|at| at.to_string());
+        assert_eq!(
+            shown_as("2026-11-30T09:00:12.345Z").as_deref(),
+            Some("2026-11-30 09:00:12")
+        );
+        // The writer's own clock: its offset is not applied.
+        assert_eq!(
+            shown_as("2026-11-30T09:00:12+02:00").as_deref(),
+            Some("2026-11-30 09:00:12")
+        );
+        assert_eq!(
+            shown_as("2026-11-30 09:00:12").as_deref(),
+            Some("2026-11-30 09:00:12")
+        );
+        assert_eq!(
+            shown_as("1796126403000").as_deref(),
+            Some("2026-12-01 12:00:03 UTC")
+        );
+        assert_eq!(
+            shown_as("1796126403").as_deref(),
+            Some("2026-12-01 12:00:03 UTC")
+        );
+        assert_eq!(shown_as("-1").as_deref(), Some("1969-12-31 23:59:59 UTC"));
+        assert_eq!(shown_as("2026-11-30Té0:00:00"), None);
+        assert_eq!(shown_as("t1"), None);
     }
 
     #[test]

@@ -438,19 +438,11 @@ fn session_head(number: usize, session: &Session<'_>) -> Markup {
     }
 }
 
-/// A timestamp as a person reads it: an ISO 8601 one as date and time to the second, any other
-/// as written.
+/// A timestamp as a person reads it ([`reasons::dates::shown`]), else as written.
 fn when(timestamp: &str) -> String {
-    let shape = b"0000-00-00T00:00:00";
-    let fits = timestamp.len() >= shape.len()
-        && timestamp.bytes().zip(shape).all(|(byte, want)| match want {
-            b'0' => byte.is_ascii_digit(),
-            want => byte == *want,
-        });
-    if fits {
-        format!("{} {}", &timestamp[..10], &timestamp[11..19])
-    } else {
-        timestamp.to_owned()
+    match reasons::dates::shown(timestamp) {
+        Some(shown) => shown.to_string(),
+        None => timestamp.to_owned(),
     }
 }
 
@@ -471,7 +463,7 @@ fn call(number: usize, record: &CallRecord) -> Markup {
                 div.where {
                     a.anchor href={"#call-" (number)} title="link to this call" { "#" (number) }
                     @if let Some(timestamp) = &record.timestamp {
-                        " " span.time title=(Text(timestamp)) { (Text(&when(timestamp))) }
+                        " " span.time { (Text(&when(timestamp))) }
                     }
                     " " span.loc { (Text(&record.source)) ":" (record.line) }
                     " " span.tool { (Text(&record.tool)) }
@@ -666,9 +658,9 @@ mod tests {
     }
 
     #[test]
-    fn an_iso_timestamp_is_shown_to_the_second_and_others_as_written() {
+    fn a_timestamp_is_shown_to_the_second_and_other_text_as_written() {
         assert_eq!(when("2026-11-30T09:00:12.345Z"), "2026-11-30 09:00:12");
-        assert_eq!(when("1764493200"), "1764493200");
+        assert_eq!(when("1764493200"), "2025-11-30 09:00:00 UTC");
         assert_eq!(when("2026-11-30Té0:00:00"), "2026-11-30Té0:00:00");
     }
 }

@@ -111,16 +111,13 @@ impl Call {
         }
     }
 
-    /// The time as `HH:MM:SS` when it is RFC 3339, else as written.
+    /// The time as `HH:MM:SS` ([`reasons::dates::shown`]); text that is no time as written.
     pub fn clock(&self) -> String {
-        // By characters, not bytes: a log's time is untrusted text like the rest.
         match self.time.as_deref() {
-            // The clock as the log wrote it; a number of seconds or milliseconds, in UTC.
-            Some(time) => match time.get(10..11).filter(|t| *t == "T").and(time.get(11..19)) {
-                Some(clock) => visible(clock).into_owned(),
-                None => {
-                    reasons::dates::epoch_clock(time).unwrap_or_else(|| visible(time).into_owned())
-                }
+            Some(time) => match reasons::dates::shown(time) {
+                Some(shown) => shown.clock,
+                // A log's time is untrusted text like the rest.
+                None => visible(time).into_owned(),
             },
             None => "--:--:--".to_owned(),
         }
