@@ -85,26 +85,44 @@
 // The library never prints: messages are the binary's, and go through its `messages` module.
 #![deny(clippy::print_stderr, clippy::print_stdout)]
 
-pub mod apis;
-pub mod call_arguments;
-pub mod dates;
-pub mod followed_file;
+// The crate's API: the layer (on providers, and on streams of JSON lines), the readers of
+// recorded sessions and the records they give, and the reasons log.
 pub mod formats;
+pub mod layer;
+pub mod reasons_log;
+pub mod record;
+pub mod stream;
+
+// What the `reasons` program is built from beside the API. Public because the program is a crate
+// of its own; hidden from the documentation, and not part of the API: it changes with the
+// program.
+#[doc(hidden)]
+pub mod apis;
+#[doc(hidden)]
+pub mod call_arguments;
+#[doc(hidden)]
+pub mod dates;
+#[doc(hidden)]
+pub mod followed_file;
+#[doc(hidden)]
 pub mod gateway;
+#[doc(hidden)]
+pub mod jsonl;
+#[doc(hidden)]
+pub mod lint;
+#[doc(hidden)]
+pub mod masking;
+#[doc(hidden)]
+pub mod stats;
+#[doc(hidden)]
+pub mod touched;
+#[doc(hidden)]
+pub mod visible;
+
 mod json;
+mod reason_parameter;
 
 /// The private JSON parser, held against serde_json by the `json` fuzz target.
 #[cfg(any(fuzzing, feature = "fuzzing"))]
 #[doc(hidden)]
 pub use json::differential as fuzz_json;
-pub mod jsonl;
-pub mod layer;
-pub mod lint;
-pub mod masking;
-pub mod reason_parameter;
-pub mod reasons_log;
-pub mod record;
-pub mod stats;
-pub mod stream;
-pub mod touched;
-pub mod visible;

@@ -426,7 +426,7 @@ pub fn percent(coverage: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::formats::Format;
+    use crate::record::Format;
 
     fn call(tool: &str, status: Status, reason: Option<&str>) -> CallRecord {
         CallRecord {

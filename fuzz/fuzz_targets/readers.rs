@@ -10,7 +10,8 @@
 use std::io::BufReader;
 
 use libfuzzer_sys::fuzz_target;
-use reasons::formats::{read_log, Event, Format, ReadOptions};
+use reasons::formats::{read_log, Event, ReadOptions};
+use reasons::record::Format;
 
 fn options(byte: u8) -> ReadOptions {
     let format = usize::from(byte >> 3);

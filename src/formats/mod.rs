@@ -25,7 +25,7 @@ use std::io::BufRead;
 use serde_json::Value;
 
 pub use crate::jsonl::start::Layout;
-pub use crate::record::Format;
+use crate::record::Format;
 pub use events::{Event, ReadSummary};
 pub use open::{open, Log, OpenError, Opened, READ_BUFFER};
 pub use options::ReadOptions;

@@ -10,7 +10,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use reasons::formats::Format;
+use reasons::record::Format;
 use reasons::record::Status;
 
 use crate::program::agents::{self, Agent};

@@ -106,7 +106,7 @@ impl Index {
     fn get_for(&self, record: &CallRecord, call_id: &str) -> Option<&Value> {
         self.get(call_id).or_else(|| {
             let api_id = gemini_api_id(&record.tool, call_id)
-                .filter(|_| record.format == crate::formats::Format::GeminiCli)?;
+                .filter(|_| record.format == crate::record::Format::GeminiCli)?;
             self.get(api_id)
         })
     }
@@ -147,7 +147,7 @@ mod tests {
         let record = |id: &str, status: Status| CallRecord {
             source: "s".into(),
             line: 1,
-            format: crate::formats::Format::ClaudeCode,
+            format: crate::record::Format::ClaudeCode,
             session: None,
             timestamp: None,
             call_id: Some(id.into()),
@@ -175,15 +175,15 @@ mod tests {
             (Status::Invalid, Some("7".into()), ReasonFrom::Log)
         );
         let mut gemini = record("Bash__t1", Status::Missing);
-        gemini.format = crate::formats::Format::GeminiCli;
+        gemini.format = crate::record::Format::GeminiCli;
         assert!(
             index.join(&mut gemini),
             "Gemini CLI's `<tool>__<id>` joins on the id"
         );
         assert_eq!(gemini.reason.as_deref(), Some("Look"));
         for (format, id) in [
-            (crate::formats::Format::ClaudeCode, "Bash__t1"),
-            (crate::formats::Format::GeminiCli, "Read__t1"),
+            (crate::record::Format::ClaudeCode, "Bash__t1"),
+            (crate::record::Format::GeminiCli, "Read__t1"),
         ] {
             let mut other = record(id, Status::Missing);
             other.format = format;

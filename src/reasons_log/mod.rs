@@ -13,6 +13,36 @@
 //! writers (a gateway per provider, a proxy per MCP server) can share one log without cutting
 //! through each other's lines.
 //!
+//! A transcript recorded behind the gateway holds its calls without their reasons; the log gives
+//! each back by call id:
+//!
+//! ```
+//! use reasons::formats::{read_log, Event, ReadOptions};
+//! use reasons::reasons_log::Index;
+//! use reasons::record::{ReasonFrom, Status};
+//!
+//! // What the gateway logged when it took the reason off the call…
+//! let log = r#"{"time":"2026-12-04T10:00:00.000Z","via":"gateway","tool":"Bash","call_id":"toolu_1","reason":"See what is here","touched":"ls"}"#;
+//! let mut index = Index::default();
+//! index.add(log.as_bytes())?;
+//!
+//! // …and the call as the agent recorded it, without its reason.
+//! let transcript = r#"{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}"#;
+//! let mut calls = Vec::new();
+//! read_log("-", transcript.as_bytes(), &ReadOptions::default(), &mut |event| {
+//!     if let Event::Call(call) = event {
+//!         calls.push(call);
+//!     }
+//!     Ok(())
+//! })?;
+//! assert_eq!(calls[0].status, Status::Missing);
+//!
+//! assert!(index.join(&mut calls[0]));
+//! assert_eq!(calls[0].reason.as_deref(), Some("See what is here"));
+//! assert_eq!((calls[0].status, calls[0].reason_from), (Status::Present, ReasonFrom::Log));
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
 //! One file a concern, none importing another in a circle: `record` (a line, written and read
 //! back) and `matching` (how a logged reason meets its call) below the rest; `which_log`,
 //! `writer`, `index` (the reasons by call id), `search` (the hooks' look at the log's end), `recent` (the

@@ -1,5 +1,19 @@
 //! The call record: what every reader produces for one recorded tool call, and the format it
 //! was recorded in (`format.rs`).
+//!
+//! A call's [`Status`] is read off its arguments as they were recorded; coverage counts the
+//! audited ones:
+//!
+//! ```
+//! use reasons::record::Status;
+//! use serde_json::json;
+//!
+//! let (status, reason) = Status::of_arguments(&json!(r#"{"path":"a.yml","reason":"Add the retry"}"#));
+//! assert_eq!((status, reason.as_deref()), (Status::Present, Some("Add the retry")));
+//! assert_eq!(Status::of_arguments(&json!({"path": "a.yml"})).0, Status::Missing);
+//! assert_eq!(Status::of_arguments(&json!({"reason": "  "})).0, Status::Blank);
+//! assert!(Status::Missing.lacks_reason() && !Status::Freeform.is_audited());
+//! ```
 
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -45,7 +45,7 @@ fn every_sample_yields_its_golden_records_and_covers_every_format_and_status() {
         }
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
-    for format in reasons::formats::Format::ALL {
+    for format in reasons::record::Format::ALL {
         assert!(formats.contains(format.as_str()), "no sample of {format}");
     }
     for status in reasons::record::Status::ALL {

@@ -502,7 +502,7 @@ mod tests {
         let call = CallRecord {
             source: "logs/a.jsonl".into(),
             line: 7,
-            format: reasons::formats::Format::ClaudeCode,
+            format: reasons::record::Format::ClaudeCode,
             session: Some("s2".into()),
             timestamp: Some("2026-12-01T11:11:12.5+01:00".into()),
             call_id: Some("toolu_2".into()),

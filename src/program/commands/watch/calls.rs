@@ -387,7 +387,7 @@ fn session_key(call: &Call) -> String {
 
 #[cfg(test)]
 mod tests {
-    use reasons::formats::Format;
+    use reasons::record::Format;
     use reasons::record::ReasonFrom;
     use serde_json::json;
 
