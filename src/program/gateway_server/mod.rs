@@ -14,13 +14,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode, Uri, Version};
+use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
@@ -39,9 +39,12 @@ mod decoded_body;
 mod store;
 mod streamed_body;
 mod team;
+mod upstreams;
 
 use decoded_body::{DecodedBody, Encoding};
 use streamed_body::StreamedBody;
+pub use upstreams::named_upstream;
+use upstreams::Upstreams;
 
 /// How the gateway runs.
 #[derive(Debug, Clone)]
@@ -104,137 +107,6 @@ struct Gateway {
     max_body: u64,
     /// `--serve-reasons` and `--store`.
     team: team::Team,
-}
-
-/// The API an `--upstream API=URL` names, and its URL; `None` for a bare URL (which may hold
-/// an `=` in its query): the one rule `gateway` and `run` tell them apart by.
-pub fn named_upstream(value: &str) -> Option<(&str, &str)> {
-    value
-        .split_once('=')
-        .filter(|(name, _)| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-}
-
-/// Where each provider's requests go.
-#[derive(Debug, Clone)]
-struct Upstreams {
-    by_provider: Vec<(ModelProvider, Upstream)>,
-}
-
-impl Upstreams {
-    /// Reads `--upstream [API=]URL`…: each provider's own API unless a bare URL sends every API
-    /// to one place; `API=URL` then sets one provider's, whatever the order.
-    fn parse(given: &[String]) -> anyhow::Result<Upstreams> {
-        let providers = ModelProvider::all();
-        let names = || {
-            let names: Vec<&str> = providers.iter().map(|provider| provider.name).collect();
-            names.join(", ")
-        };
-        let mut everything: Option<&str> = None;
-        let mut one: Vec<(ModelProvider, &str)> = Vec::new();
-        for value in given {
-            match named_upstream(value) {
-                Some((name, url)) => {
-                    let Some(provider) = providers.iter().find(|provider| provider.name == name)
-                    else {
-                        bail!(
-                            "--upstream {value}: no API is named {name} (give {})",
-                            names()
-                        );
-                    };
-                    one.retain(|(earlier, _)| earlier != provider);
-                    one.push((*provider, url));
-                }
-                None if everything.is_some() => {
-                    bail!(
-                        "--upstream {value}: give one URL for every API, or API=URL ({})",
-                        names()
-                    )
-                }
-                None => everything = Some(value),
-            }
-        }
-        let by_provider = providers
-            .iter()
-            .map(|provider| {
-                let url = one
-                    .iter()
-                    .find(|(named, _)| named == provider)
-                    .map(|(_, url)| *url)
-                    .or(everything)
-                    .unwrap_or(provider.default_upstream);
-                Ok((*provider, Upstream::parse(url)?))
-            })
-            .collect::<anyhow::Result<_>>()?;
-        Ok(Upstreams { by_provider })
-    }
-
-    fn of(&self, provider: ModelProvider) -> &Upstream {
-        self.by_provider
-            .iter()
-            .find(|(named, _)| *named == provider)
-            .map_or(&self.by_provider[0].1, |(_, upstream)| upstream)
-    }
-
-    /// Where each goes, for the startup line: one URL when they all go to the same.
-    fn describe(&self) -> String {
-        let first = &self.by_provider[0].1.url;
-        if self
-            .by_provider
-            .iter()
-            .all(|(_, upstream)| &upstream.url == first)
-        {
-            return format!("forwarding to {first}");
-        }
-        let each: Vec<String> = self
-            .by_provider
-            .iter()
-            .map(|(provider, upstream)| format!("{} to {}", provider.name, upstream.url))
-            .collect();
-        format!("forwarding {}", each.join(", "))
-    }
-}
-
-/// The upstream's origin and path prefix.
-#[derive(Debug, Clone)]
-struct Upstream {
-    /// As given.
-    url: String,
-    scheme: String,
-    authority: String,
-    prefix: String,
-}
-
-impl Upstream {
-    fn parse(url: &str) -> anyhow::Result<Upstream> {
-        let uri: Uri = url
-            .parse()
-            .with_context(|| format!("--upstream {url}: not a URL"))?;
-        let scheme = match uri.scheme_str() {
-            Some(scheme @ ("http" | "https")) => scheme.to_owned(),
-            _ => bail!("--upstream {url}: give an http:// or https:// URL"),
-        };
-        let Some(authority) = uri.authority() else {
-            bail!("--upstream {url}: no host");
-        };
-        if uri.query().is_some() {
-            bail!("--upstream {url}: a query has no place in the upstream");
-        }
-        Ok(Upstream {
-            url: url.to_owned(),
-            scheme,
-            authority: authority.to_string(),
-            prefix: uri.path().trim_end_matches('/').to_owned(),
-        })
-    }
-
-    /// The upstream URL for a request's path and query.
-    fn uri_for(&self, path_and_query: &str) -> Result<Uri, hyper::http::Error> {
-        Uri::builder()
-            .scheme(self.scheme.as_str())
-            .authority(self.authority.as_str())
-            .path_and_query(format!("{}{path_and_query}", self.prefix))
-            .build()
-    }
 }
 
 /// Runs the gateway until it is stopped (Ctrl-C or SIGTERM).
