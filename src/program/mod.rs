@@ -18,6 +18,7 @@ pub mod messages;
 pub mod otlp;
 pub mod output;
 pub mod read;
+pub mod reasons_route;
 pub mod relay;
 pub mod report;
 pub mod wiring;

@@ -21,13 +21,11 @@ use reasons::gateway::{Exchange, Lookup, Recall, Recalled};
 use reasons::layer::ReasonPosition;
 use reasons::masking::Masking;
 use reasons::reasons_log::Record;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::store::Store;
 use super::{full, ProxyBody};
-
-/// The path the questions are asked under.
-pub const ROUTE: &str = "/reasons/v1/calls/";
+use crate::program::reasons_route::{asked_call_id, CallReason, ROUTE};
 
 /// The team's parts of a gateway, each optional.
 #[derive(Default)]
@@ -76,10 +74,11 @@ impl Team {
         if let Some(spans) = &self.spans {
             spans.span(record);
         }
-        let (Some(store), Some(call_id)) = (&self.store, record.taken.call_id.as_deref()) else {
+        let (Some(store), Some(kept)) = (&self.store, CallReason::logged(record)) else {
             return;
         };
-        store.keep(call_id, &masked(answer_of(&record.to_json()), self.masking));
+        let kept = kept.masked(self.masking);
+        store.keep(&kept.call_id, &kept.to_json());
     }
 
     /// The answer to a question about a call's reason, when `path` asks one and reasons are
@@ -94,28 +93,31 @@ impl Team {
         if !self.serve {
             return None;
         }
-        let asked = path.strip_prefix(ROUTE)?;
-        let call_id = percent_decoded(asked).filter(|id| !id.is_empty() && !id.contains('/'));
-        let found = match (method, call_id) {
+        if !path.starts_with(ROUTE) {
+            return None;
+        }
+        let found = match (method, asked_call_id(path)) {
             (&Method::GET, Some(call_id)) => {
-                let kept = recall.and_then(|recall| {
+                let remembered = recall.and_then(|recall| {
                     let recall = recall.read().unwrap_or_else(|e| e.into_inner());
-                    let recalled = recall.get(&call_id)?;
-                    Some(json!({"call_id": call_id, "tool": recalled.tool,
-                        "reason": recalled.reason, "touched": recalled.touched,
-                        "time": recalled.time}))
+                    Some(CallReason::recalled(&call_id, recall.get(&call_id)?))
                 });
-                match (kept, &self.store) {
-                    (Some(kept), _) => Some(kept),
-                    (None, Some(store)) => store.records(&[&call_id]).await.pop().flatten(),
+                match (remembered, &self.store) {
+                    (Some(remembered), _) => Some(remembered),
+                    (None, Some(store)) => store
+                        .records(&[&call_id])
+                        .await
+                        .pop()
+                        .flatten()
+                        .and_then(|kept| CallReason::from_json(&kept)),
                     (None, None) => None,
                 }
-                .filter(|record| record["call_id"] == call_id.as_str())
+                .filter(|found| found.call_id == call_id)
             }
             _ => None,
         };
         let (status, body) = match found {
-            Some(record) => (StatusCode::OK, masked(answer_of(&record), self.masking)),
+            Some(found) => (StatusCode::OK, found.masked(self.masking).to_json()),
             None => (
                 StatusCode::NOT_FOUND,
                 json!({"error": "no reason is known for this call id"}),
@@ -211,60 +213,5 @@ impl Lookup for NotingMisses<'_> {
     /// The store may know any id.
     fn is_empty(&self) -> bool {
         false
-    }
-}
-
-/// The answer about a call: `{"call_id","tool","reason","touched","time"}` of its record.
-fn answer_of(record: &Value) -> Value {
-    let mut answer = Map::new();
-    for key in ["call_id", "tool", "reason", "touched", "time"] {
-        answer.insert(
-            key.to_owned(),
-            record.get(key).cloned().unwrap_or(Value::Null),
-        );
-    }
-    Value::Object(answer)
-}
-
-/// An answer as it leaves the machine: its reason and what its call touched masked, when
-/// `masking` says so.
-fn masked(mut answer: Value, masking: Masking) -> Value {
-    for key in ["reason", "touched"] {
-        if let Some(text) = answer.get_mut(key) {
-            masking.json(text);
-        }
-    }
-    answer
-}
-
-/// `%XX` escapes decoded; `None` when they do not make UTF-8.
-fn percent_decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(at + 1..at + 3)?).ok()?;
-            decoded.push(u8::from_str_radix(hex, 16).ok()?);
-            at += 3;
-        } else {
-            decoded.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(decoded).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percent_escapes_are_decoded_and_bad_ones_refused() {
-        assert_eq!(percent_decoded("toolu_01"), Some("toolu_01".into()));
-        assert_eq!(percent_decoded("a%2Fb%20c%C3%A9"), Some("a/b cé".into()));
-        assert_eq!(percent_decoded("a%2"), None);
-        assert_eq!(percent_decoded("a%zz"), None);
-        assert_eq!(percent_decoded("%FF"), None);
     }
 }

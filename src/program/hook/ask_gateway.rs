@@ -17,6 +17,7 @@ use reasons::reasons_log;
 use serde_json::Value;
 
 use crate::program::http;
+use crate::program::reasons_route::{question_url, CallReason};
 
 /// How long the gateway has to answer.
 pub const TIMEOUT: Duration = Duration::from_millis(300);
@@ -36,22 +37,6 @@ pub fn reason_by_call_id(
     reasons_log::find_from_end(log?, call_id).ok()?
 }
 
-/// The URL a gateway answers the question about `call_id` at: `GATEWAY/reasons/v1/calls/ID`,
-/// the id percent-encoded but for the characters an agent's ids are made of.
-pub fn question_url(gateway: &str, call_id: &str) -> String {
-    let mut url = gateway.trim_end_matches('/').to_owned();
-    url.push_str("/reasons/v1/calls/");
-    for byte in call_id.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                url.push(char::from(byte));
-            }
-            _ => url.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    url
-}
-
 /// Asks the gateway, waiting at most `timeout` for the whole answer.
 pub fn ask(gateway: &str, call_id: &str, timeout: Duration) -> Option<Value> {
     let uri: Uri = question_url(gateway, call_id).parse().ok()?;
@@ -61,14 +46,9 @@ pub fn ask(gateway: &str, call_id: &str, timeout: Duration) -> Option<Value> {
         .ok()?;
     let answer =
         runtime.block_on(async { tokio::time::timeout(timeout, fetch(uri)).await.ok()? })?;
-    let Value::Object(mut record) = serde_json::from_slice::<Value>(&answer).ok()? else {
-        return None;
-    };
+    let answer = CallReason::from_json(&serde_json::from_slice(&answer).ok()?)?;
     // An answer about another call is no answer.
-    if record.get("call_id").and_then(Value::as_str) != Some(call_id) {
-        return None;
-    }
-    record.shift_remove("reason")
+    (answer.call_id == call_id).then_some(answer.reason)
 }
 
 async fn fetch(uri: Uri) -> Option<Bytes> {
@@ -88,18 +68,6 @@ async fn fetch(uri: Uri) -> Option<Bytes> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_question_names_the_call_id_percent_encoded_under_any_prefix() {
-        assert_eq!(
-            question_url("http://gw:4179/", "toolu_01AbC-x.y~z"),
-            "http://gw:4179/reasons/v1/calls/toolu_01AbC-x.y~z"
-        );
-        assert_eq!(
-            question_url("https://team.example/gateway", "a/b c?é"),
-            "https://team.example/gateway/reasons/v1/calls/a%2Fb%20c%3F%C3%A9"
-        );
-    }
 
     #[test]
     fn a_gateway_that_is_not_there_is_no_reason_and_the_log_answers() {
