@@ -231,7 +231,7 @@ impl Masking {
 
 /// A credential found in a text: where, and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub struct Secret {
     /// The bytes the mark replaces.
     pub range: Range<usize>,
     /// What they are.
@@ -315,9 +315,9 @@ pub struct Secrets<'a> {
 }
 
 impl Iterator for Secrets<'_> {
-    type Item = Found;
+    type Item = Secret;
 
-    fn next(&mut self) -> Option<Found> {
+    fn next(&mut self) -> Option<Secret> {
         while let Some(at) = next_candidate(self.bytes, self.at) {
             self.at = at + 1;
             if let Some(found) = secret_at(self.bytes, at) {
@@ -411,7 +411,7 @@ fn next_candidate(bytes: &[u8], mut at: usize) -> Option<usize> {
 }
 
 /// The credential told by the candidate byte at `at`, if any.
-fn secret_at(bytes: &[u8], at: usize) -> Option<Found> {
+fn secret_at(bytes: &[u8], at: usize) -> Option<Secret> {
     match bytes[at] {
         b'_' | b'-' => word_before(bytes, at)
             .and_then(|start| token_at(bytes, start))
@@ -476,13 +476,13 @@ fn mixes_cases_and_digits(text: &[u8]) -> bool {
 }
 
 /// A provider's token starting at `start` (a word's start), with its kind.
-fn token_at(bytes: &[u8], start: usize) -> Option<Found> {
+fn token_at(bytes: &[u8], start: usize) -> Option<Secret> {
     if !starts_token(bytes, start) {
         return None;
     }
     let rest = &bytes[start..];
     let found = |end: usize, kind| {
-        Some(Found {
+        Some(Secret {
             range: start..end,
             kind,
         })
@@ -584,7 +584,7 @@ fn trim_dots(bytes: &[u8], start: usize, mut end: usize) -> usize {
 }
 
 /// A JSON Web Token from `start` (its `eyJ`): three base64url parts of 10 bytes or more.
-fn jwt(bytes: &[u8], start: usize) -> Option<Found> {
+fn jwt(bytes: &[u8], start: usize) -> Option<Secret> {
     let mut end = start;
     for part in 0..3 {
         if part > 0 {
@@ -599,7 +599,7 @@ fn jwt(bytes: &[u8], start: usize) -> Option<Found> {
         }
         end = part_end;
     }
-    Some(Found {
+    Some(Secret {
         range: start..end,
         kind: Kind::Jwt,
     })
@@ -610,7 +610,7 @@ const PEM_MOST: usize = 64 * 1024;
 
 /// A PEM private key block starting at `at` (`-----BEGIN … PRIVATE KEY-----`): to the end of its
 /// `-----END …-----` line, or, with no end in sight (a cut text), to the end of its body.
-fn private_key_at(bytes: &[u8], at: usize) -> Option<Found> {
+fn private_key_at(bytes: &[u8], at: usize) -> Option<Secret> {
     let rest = &bytes[at..];
     let label = rest.strip_prefix(b"-----BEGIN ")?;
     let label_end = label.iter().take(64).position(|&b| b == b'-')?;
@@ -628,7 +628,7 @@ fn private_key_at(bytes: &[u8], at: usize) -> Option<Found> {
         Some(run_end(bytes, label + dashes, |b| b == b'-'))
     });
     let end = closing.unwrap_or_else(|| pem_body_end(bytes, header_end));
-    Some(Found {
+    Some(Secret {
         range: at..end,
         kind: Kind::PrivateKey,
     })
@@ -1037,13 +1037,13 @@ fn reads_as_code(bytes: &[u8], value: Range<usize>, short_words_too: bool) -> bo
 }
 
 /// The credential a name's value is, given the value's range and how it stands.
-fn named_value(bytes: &[u8], value: Range<usize>, name: Name, context: Context) -> Option<Found> {
+fn named_value(bytes: &[u8], value: Range<usize>, name: Name, context: Context) -> Option<Secret> {
     let mut start = value.start;
     let mut end = value.end;
     // A value that starts as a provider's token or a private key is masked as that, whole (a
     // key block's lines may run past the value's line).
     if let Some(found) = token_at(bytes, start).or_else(|| private_key_at(bytes, start)) {
-        return Some(Found {
+        return Some(Secret {
             range: start..found.range.end.max(end),
             kind: found.kind,
         });
@@ -1075,7 +1075,7 @@ fn named_value(bytes: &[u8], value: Range<usize>, name: Name, context: Context) 
     } else {
         literal
     };
-    masked.then_some(Found {
+    masked.then_some(Secret {
         range: start..end,
         kind: name.kind,
     })
@@ -1089,7 +1089,7 @@ fn is_name_byte(byte: u8) -> bool {
 }
 
 /// `NAME=value`, `NAME: value`, `"NAME": "value"` at the separator at `at`.
-fn assigned_value(bytes: &[u8], at: usize) -> Option<Found> {
+fn assigned_value(bytes: &[u8], at: usize) -> Option<Secret> {
     let separator = bytes[at];
     let next = bytes.get(at + 1).copied();
     let before = at.checked_sub(1).map(|before| bytes[before]);
@@ -1145,7 +1145,7 @@ fn assigned_value(bytes: &[u8], at: usize) -> Option<Found> {
 }
 
 /// `--NAME value` at the first `-` at `at`, and `-u user:password` / `--user user:password`.
-fn flag_value(bytes: &[u8], at: usize) -> Option<Found> {
+fn flag_value(bytes: &[u8], at: usize) -> Option<Secret> {
     if at > 0 && !matches!(bytes[at - 1], b' ' | b'\t' | b'\n' | b'"' | b'\'') {
         return None;
     }
@@ -1158,7 +1158,7 @@ fn flag_value(bytes: &[u8], at: usize) -> Option<Found> {
         let colon = memchr::memchr(b':', &bytes[value.clone()])? + value.start + 1;
         let password = &bytes[colon..value.end];
         let numeric = password.iter().all(u8::is_ascii_digit);
-        return (!numeric && !is_no_secret(password)).then_some(Found {
+        return (!numeric && !is_no_secret(password)).then_some(Secret {
             range: colon..value.end,
             kind: Kind::Password,
         });
@@ -1190,7 +1190,7 @@ fn flag_value(bytes: &[u8], at: usize) -> Option<Found> {
 const AUTHORITY_MOST: usize = 512;
 
 /// `scheme://user:password@host` at the `:` of `://`: the password.
-fn url_password(bytes: &[u8], at: usize) -> Option<Found> {
+fn url_password(bytes: &[u8], at: usize) -> Option<Secret> {
     let start = at + 3;
     let window = &bytes[start..bytes.len().min(start + AUTHORITY_MOST)];
     let authority_end = window
@@ -1213,7 +1213,7 @@ fn url_password(bytes: &[u8], at: usize) -> Option<Found> {
     if refers {
         return None;
     }
-    Some(Found {
+    Some(Secret {
         range: start + colon + 1..start + at_sign,
         kind: Kind::Password,
     })
@@ -1221,7 +1221,7 @@ fn url_password(bytes: &[u8], at: usize) -> Option<Found> {
 
 /// `Bearer TOKEN` at the `B` or `b` at `at`: a token of 16 bytes or more that mixes cases or
 /// holds a digit.
-fn bearer(bytes: &[u8], at: usize) -> Option<Found> {
+fn bearer(bytes: &[u8], at: usize) -> Option<Secret> {
     let word = bytes.get(at..at + 6)?;
     if !word.eq_ignore_ascii_case(b"bearer") || (at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
         return None;
@@ -1239,7 +1239,7 @@ fn bearer(bytes: &[u8], at: usize) -> Option<Found> {
     let token = &bytes[start..end];
     let random = token.iter().any(u8::is_ascii_digit)
         || token.iter().any(u8::is_ascii_uppercase) && token.iter().any(u8::is_ascii_lowercase);
-    (token.len() >= 16 && random).then_some(Found {
+    (token.len() >= 16 && random).then_some(Secret {
         range: start..end,
         kind: Kind::BearerToken,
     })

@@ -117,15 +117,19 @@ impl BaseUrl {
 
 /// A base URL found where the agent reads one: its API, the URL as written, and where it was
 /// found (for a message).
-pub struct Found {
+pub struct GivenBaseUrl {
     pub provider: &'static str,
     pub url: String,
     pub from: String,
 }
 
-impl Found {
-    pub fn new(provider: &'static str, url: impl Into<String>, from: impl Into<String>) -> Found {
-        Found {
+impl GivenBaseUrl {
+    pub fn new(
+        provider: &'static str,
+        url: impl Into<String>,
+        from: impl Into<String>,
+    ) -> GivenBaseUrl {
+        GivenBaseUrl {
             provider,
             url: url.into(),
             from: from.into(),
@@ -140,9 +144,9 @@ pub struct Given {
 }
 
 /// The base URLs found, each parsed; the first found for an API is its upstream.
-pub fn given(found: Vec<Found>) -> anyhow::Result<Vec<Given>> {
+pub fn given(found: Vec<GivenBaseUrl>) -> anyhow::Result<Vec<Given>> {
     let mut given: Vec<Given> = Vec::new();
-    for Found {
+    for GivenBaseUrl {
         provider,
         url,
         from,

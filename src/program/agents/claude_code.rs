@@ -37,13 +37,13 @@ use reasons::record::Format;
 use serde_json::{json, Value};
 
 use super::{
-    hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, Home, Hook, Lookup,
+    hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, FindBy, Home, Hook,
     Placement, Run,
 };
 use crate::program::hook::asks::{runs_program, shell, Surroundings};
 use crate::program::hook::settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json};
-use crate::program::wiring::{env, Found, Pointing, Wiring};
+use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
     title: "Claude Code",
@@ -74,7 +74,7 @@ const HOOK: Hook = Hook {
     what_is_shown,
     after_install: None,
     call: pre_tool_use_call,
-    lookup: Lookup::CallId,
+    lookup: FindBy::CallId,
     message_beside: true,
     ask: Some(Ask {
         is_agent: is_claude_code,
@@ -117,7 +117,7 @@ fn what_is_shown(placement: Placement) -> &'static str {
 /// `env.ANTHROPIC_BASE_URL` in its settings files, which it applies over its environment: the
 /// local project's, the project's, then the user's, the first that sets it (`--settings`, which
 /// the run gives, comes before them all); else `ANTHROPIC_BASE_URL`.
-fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
+fn given(_args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
     let mut files = vec![
         PathBuf::from(".claude/settings.local.json"),
         PathBuf::from(".claude/settings.json"),
@@ -130,10 +130,12 @@ fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
             .filter(|url| !url.trim().is_empty())?
             .to_owned();
         let from = format!("{} env.ANTHROPIC_BASE_URL", file.display());
-        Some(Found::new("anthropic", url, from))
+        Some(GivenBaseUrl::new("anthropic", url, from))
     });
-    let in_env =
-        || env("ANTHROPIC_BASE_URL").map(|url| Found::new("anthropic", url, "ANTHROPIC_BASE_URL"));
+    let in_env = || {
+        env("ANTHROPIC_BASE_URL")
+            .map(|url| GivenBaseUrl::new("anthropic", url, "ANTHROPIC_BASE_URL"))
+    };
     Ok(in_settings.or_else(in_env).into_iter().collect())
 }
 

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::{Agent, Base, Home, Run};
 use crate::program::json_settings::read_json;
 use crate::program::messages::message;
-use crate::program::wiring::{env, Found, Pointing, Wiring};
+use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
     title: "Cline",
@@ -62,7 +62,7 @@ fn provider_settings() -> Option<(PathBuf, Value)> {
 }
 
 /// Every provider whose settings name a base URL (`cline auth --baseurl`).
-fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
+fn given(_args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
     let Some((path, settings)) = provider_settings() else {
         return Ok(Vec::new());
     };
@@ -70,7 +70,7 @@ fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
     for (name, provider) in settings["providers"].as_object().into_iter().flatten() {
         if let Some(url) = provider["settings"]["baseUrl"].as_str() {
             let from = format!("{} providers.{name}.settings.baseUrl", path.display());
-            found.push(Found::new(provider_api(name), url, from));
+            found.push(GivenBaseUrl::new(provider_api(name), url, from));
         }
     }
     Ok(found)

@@ -17,8 +17,8 @@ use anyhow::bail;
 use reasons::record::Format;
 use serde_json::{json, Map, Value};
 
-use super::{hook_installed, pre_tool_use_call, Agent, Base, Home, Hook, Lookup, Placement, Run};
-use crate::program::wiring::{env, toml_inline, Found, Pointing, Wiring};
+use super::{hook_installed, pre_tool_use_call, Agent, Base, FindBy, Home, Hook, Placement, Run};
+use crate::program::wiring::{env, toml_inline, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
     title: "Codex",
@@ -43,7 +43,7 @@ pub const AGENT: Agent = Agent {
              --dangerously-bypass-hook-trust.",
         ),
         call: pre_tool_use_call,
-        lookup: Lookup::CallId,
+        lookup: FindBy::CallId,
         message_beside: true,
         ask: None,
     }),
@@ -131,20 +131,21 @@ impl Configuration {
     }
 }
 
-fn given(args: &[String]) -> anyhow::Result<Vec<Found>> {
+fn given(args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
     let configuration = Configuration::read(args);
     let found = match configuration.chosen()? {
         // Its `openai_base_url` comes before the variable (Codex 0.171, measured).
         Chosen::OpenAi => match configuration.settings["openai_base_url"].as_str() {
-            Some(url) => Some(Found::new("openai", url, "Codex's openai_base_url")),
-            None => env("OPENAI_BASE_URL").map(|url| Found::new("openai", url, "OPENAI_BASE_URL")),
+            Some(url) => Some(GivenBaseUrl::new("openai", url, "Codex's openai_base_url")),
+            None => env("OPENAI_BASE_URL")
+                .map(|url| GivenBaseUrl::new("openai", url, "OPENAI_BASE_URL")),
         },
         Chosen::Theirs { id, table } => {
             let Some(url) = table.get("base_url").and_then(Value::as_str) else {
                 bail!("Codex's model provider `{id}` names no base_url");
             };
             let from = format!("Codex's model_providers.{id}.base_url");
-            Some(Found::new("openai", url, from))
+            Some(GivenBaseUrl::new("openai", url, from))
         }
     };
     Ok(found.into_iter().collect())

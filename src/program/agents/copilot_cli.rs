@@ -39,11 +39,11 @@ use anyhow::bail;
 use reasons::record::Format;
 use serde_json::{json, Value};
 
-use super::{hook_installed, Agent, Ask, Base, Home, Hook, HookCall, Lookup, Placement, Run};
+use super::{hook_installed, Agent, Ask, Base, FindBy, Home, Hook, HookCall, Placement, Run};
 use crate::program::hook::asks::{runs_program, shell, Surroundings};
 use crate::program::hook::settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json, read_json_with_comments};
-use crate::program::wiring::{env, Found, Pointing, Wiring};
+use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
     title: "Copilot CLI",
@@ -76,7 +76,7 @@ const HOOK: Hook = Hook {
     what_is_shown,
     after_install: None,
     call,
-    lookup: Lookup::Touched,
+    lookup: FindBy::Touched,
     // It shows no message of a hook's beside its calls.
     message_beside: false,
     ask: Some(Ask {
@@ -128,7 +128,7 @@ fn provider() -> &'static str {
     }
 }
 
-fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
+fn given(_args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
     let Some(url) = env("COPILOT_PROVIDER_BASE_URL") else {
         bail!(
             "GitHub Copilot CLI goes through the gateway with a model provider of your own: \
@@ -136,7 +136,7 @@ fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
              COPILOT_PROVIDER_API_KEY and COPILOT_MODEL), as Copilot CLI documents"
         );
     };
-    Ok(vec![Found::new(
+    Ok(vec![GivenBaseUrl::new(
         provider(),
         url,
         "COPILOT_PROVIDER_BASE_URL",

@@ -4,8 +4,8 @@
 use reasons::record::Format;
 use serde_json::{json, Value};
 
-use super::{Agent, Base, Home, Hook, HookCall, Lookup, Placement, Run};
-use crate::program::wiring::{env, Found, Pointing, Wiring};
+use super::{Agent, Base, FindBy, Home, Hook, HookCall, Placement, Run};
+use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
     title: "Gemini CLI",
@@ -26,7 +26,7 @@ pub const AGENT: Agent = Agent {
         what_is_shown,
         after_install: None,
         call,
-        lookup: Lookup::Touched,
+        lookup: FindBy::Touched,
         message_beside: true,
         ask: None,
     }),
@@ -62,9 +62,9 @@ fn call(event: &Value) -> Option<HookCall<'_>> {
     })
 }
 
-fn given(_args: &[String]) -> anyhow::Result<Vec<Found>> {
+fn given(_args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
     Ok(env("GOOGLE_GEMINI_BASE_URL")
-        .map(|url| Found::new("gemini", url, "GOOGLE_GEMINI_BASE_URL"))
+        .map(|url| GivenBaseUrl::new("gemini", url, "GOOGLE_GEMINI_BASE_URL"))
         .into_iter()
         .collect())
 }

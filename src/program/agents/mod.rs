@@ -36,7 +36,7 @@ use crate::program::hook::asks::Surroundings;
 use crate::program::hook::settings::runs_our_hook;
 pub use crate::program::hook::settings::Placement;
 use crate::program::json_settings::{json_files, read_json};
-use crate::program::wiring::{Found, Pointing, Wiring};
+use crate::program::wiring::{GivenBaseUrl, Pointing, Wiring};
 
 /// Every agent the program knows, in the order their usual folders are read.
 pub const ALL: [&Agent; 19] = [
@@ -206,7 +206,7 @@ pub struct Hook {
     /// The call the event is about, when it is this agent's event.
     pub call: fn(&Value) -> Option<HookCall<'_>>,
     /// How a reason the call no longer carries is found in the log.
-    pub lookup: Lookup,
+    pub lookup: FindBy,
     /// Whether the agent shows a `systemMessage` beside the call (Copilot CLI shows none).
     pub message_beside: bool,
     /// Whether and how it asks, for an agent that shows a hook's text only in its dialog.
@@ -235,7 +235,7 @@ pub struct HookCall<'a> {
 
 /// How a hook finds a logged reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
+pub enum FindBy {
     /// By the call's id, which the event carries.
     CallId,
     /// By the tool and what the call touched (the event carries no id).
@@ -267,7 +267,7 @@ pub struct Run {
     pub strips: bool,
     /// The base URLs it is already given, from every place it reads one (its environment, its
     /// flags among `args`, its settings files), each to become the upstream of its API.
-    pub given: fn(args: &[String]) -> anyhow::Result<Vec<Found>>,
+    pub given: fn(args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>>,
     /// Its arguments, environment and files that point it at the gateway (and wire the hook)
     /// for this run; `args` are the person's own, which it may change.
     pub wire: fn(&mut Wiring, &Pointing, args: &mut [String]) -> anyhow::Result<()>,

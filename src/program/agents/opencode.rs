@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::{Agent, Base, Home, Run};
 use crate::program::json_settings::read_json;
-use crate::program::wiring::{env, home, merge, Found, Pointing, Wiring};
+use crate::program::wiring::{env, home, merge, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
     title: "OpenCode",
@@ -117,12 +117,12 @@ fn providers_with_base_urls(
 }
 
 /// The base URLs its providers are given, each for its API.
-pub fn base_urls(config: &Config) -> Vec<Found> {
+pub fn base_urls(config: &Config) -> Vec<GivenBaseUrl> {
     providers_with_base_urls(config)
         .into_iter()
         .filter_map(|(id, api, url, file)| {
             let from = format!("{} provider.{id}.options.baseURL", file.display());
-            Some(Found::new(api?, url, from))
+            Some(GivenBaseUrl::new(api?, url, from))
         })
         .collect()
 }

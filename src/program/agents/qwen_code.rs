@@ -7,7 +7,7 @@
 use reasons::record::Format;
 
 use super::{Agent, Base, Home, Run};
-use crate::program::wiring::{env, flag_value, set_flag_value, Found, Pointing, Wiring};
+use crate::program::wiring::{env, flag_value, set_flag_value, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
     title: "Qwen Code",
@@ -30,10 +30,12 @@ pub const AGENT: Agent = Agent {
 };
 
 /// Its flag wins over its environment.
-fn given(args: &[String]) -> anyhow::Result<Vec<Found>> {
+fn given(args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
     let found = match flag_value(args, "--openai-base-url") {
-        Some(url) => Some(Found::new("openai", url, "--openai-base-url")),
-        None => env("OPENAI_BASE_URL").map(|url| Found::new("openai", url, "OPENAI_BASE_URL")),
+        Some(url) => Some(GivenBaseUrl::new("openai", url, "--openai-base-url")),
+        None => {
+            env("OPENAI_BASE_URL").map(|url| GivenBaseUrl::new("openai", url, "OPENAI_BASE_URL"))
+        }
     };
     Ok(found.into_iter().collect())
 }

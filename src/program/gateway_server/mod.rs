@@ -1,6 +1,6 @@
 //! The gateway's server (`reasons gateway`, and the one `reasons run` starts): HTTP in front of a
 //! model's API that applies the layer to what passes (see `reasons::gateway` for the rewriting
-//! itself), with what a team's gateway adds (`store`: `--store`; `team`: `--serve-reasons`).
+//! itself), with what a team's gateway adds (`sharing`: `--serve-reasons`, `--store`, `--otlp`).
 //!
 //! hyper on both sides: the server speaks HTTP/1.1 and h2c to the agent, the client HTTP/1.1 or
 //! HTTP/2 to the upstream, over rustls with the webpki roots, so TLS is verified the same way on
@@ -24,7 +24,8 @@ use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
-    betas_without_the_tool_use_classifier, Output, Recall, Recalled, RECALL_TAIL, SESSION_HEADERS,
+    betas_without_the_tool_use_classifier, Exchange, Lookup, Output, Recall, Recalled, RECALL_TAIL,
+    SESSION_HEADERS,
 };
 use reasons::layer::ReasonPosition;
 use reasons::layer::TakenReason;
@@ -36,9 +37,9 @@ use crate::program::exit_codes::ExitCode;
 use crate::program::http;
 
 mod decoded_body;
+mod sharing;
 mod store;
 mod streamed_body;
-mod team;
 mod upstreams;
 
 use decoded_body::{DecodedBody, Encoding};
@@ -105,8 +106,8 @@ struct Gateway {
     unreachable: std::sync::Mutex<std::collections::BTreeSet<&'static str>>,
     /// The largest request body read whole.
     max_body: u64,
-    /// `--serve-reasons` and `--store`.
-    team: team::Team,
+    /// `--serve-reasons`, `--store` and `--otlp`.
+    sharing: sharing::Sharing,
 }
 
 /// Runs the gateway until it is stopped (Ctrl-C or SIGTERM).
@@ -165,7 +166,7 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
         Some(url) => Some(crate::program::otlp::Exporter::start(url, options.masking)?),
         None => None,
     };
-    let team = team::Team::new(options.serve_reasons, store, spans, options.masking);
+    let sharing = sharing::Sharing::new(options.serve_reasons, store, spans, options.masking);
     let gateway = Arc::new(Gateway {
         client: upstream_client(),
         upstreams,
@@ -181,7 +182,7 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
         restore: options.restore,
         unreachable: std::sync::Mutex::default(),
         max_body: options.max_body,
-        team,
+        sharing,
     });
     // Tests and scripts wait for this line: the port is open once it is written.
     say(&format!(
@@ -189,7 +190,7 @@ pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
         listener.local_addr()?,
         gateway.upstreams.describe(),
         options.reasons_log.display(),
-        gateway.team.describe()
+        gateway.sharing.describe()
     ));
     Ok(Bound { listener, gateway })
 }
@@ -344,6 +345,28 @@ fn content_type(headers: &HeaderMap) -> Option<String> {
 }
 
 impl Gateway {
+    /// The request's exchange: its tools augmented and, when restoring, its history given back
+    /// the reasons this gateway remembers and, with a store, those another replica took (the
+    /// body is then read a second time, only when the store knew an id this gateway did not).
+    async fn exchange(&self, api: Api, path: &str, body: &[u8]) -> (Exchange, Option<Vec<u8>>) {
+        let new = |recall: Option<&dyn Lookup>| {
+            Exchange::new(api, path, body, self.strip, recall, self.position)
+        };
+        let Some(recall) = self.recall.as_ref().filter(|_| self.restore) else {
+            return new(None);
+        };
+        let remembered = || recall.read().unwrap_or_else(|e| e.into_inner());
+        let Some(store) = &self.sharing.store else {
+            return new(Some(&*remembered()));
+        };
+        let (made, store_knew_more) =
+            store::recall_missed(store, recall, |lookup| new(Some(lookup))).await;
+        if !store_knew_more {
+            return made;
+        }
+        new(Some(&*remembered()))
+    }
+
     async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<ProxyBody> {
         let path = request.uri().path().to_owned();
         let path_and_query = request
@@ -351,13 +374,13 @@ impl Gateway {
             .path_and_query()
             .map_or_else(|| path.clone(), |value| value.as_str().to_owned());
         if let Some(answer) = self
-            .team
+            .sharing
             .answer(request.method(), &path, self.recall.as_ref())
             .await
         {
             return answer;
         }
-        // The door: the request's API is decided here, once, and carried along. A path of no
+        // The request's API is decided here, once, and carried along. A path of no
         // API's goes upstream untouched (SPEC §4.2), as does any method but POST.
         let api = Api::of_path(&path);
         let rewritten_as = api.filter(|_| request.method() == Method::POST);
@@ -383,16 +406,7 @@ impl Gateway {
                     Ok(bytes) => bytes,
                     Err(refused) => return refused.answer(api, self.max_body),
                 };
-                let (mut exchange, augmented) = self
-                    .team
-                    .exchange(
-                        rewritten_as,
-                        &path,
-                        &bytes,
-                        (self.strip, self.position),
-                        self.recall.as_ref().filter(|_| self.restore),
-                    )
-                    .await;
+                let (mut exchange, augmented) = self.exchange(rewritten_as, &path, &bytes).await;
                 // Agents name their session in a header, when they do, more reliably than in
                 // the body.
                 let named = SESSION_HEADERS.iter().find_map(|name| {
@@ -553,7 +567,7 @@ impl Gateway {
                 let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
                 recall.note_recalled(call_id, recalled);
             }
-            self.team.took(&record);
+            self.sharing.took(&record);
             let Some(log) = &self.log else { continue };
             if let Err(error) = log.append(&record) {
                 if !self.log_failed.swap(true, Ordering::Relaxed) {

@@ -14,11 +14,13 @@
 //! The client is the `redis` crate's `ConnectionManager` (see the commit that added it), which
 //! connects lazily and reconnects by itself after the server restarts.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use reasons::gateway::{Lookup, Recall, Recalled};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -248,6 +250,66 @@ fn shown(url: &str) -> String {
             format!("redis://{user}:…@{host}{path}")
         }
         None => url.to_owned(),
+    }
+}
+
+/// The reasons another replica took, for the ids of a history this gateway does not remember:
+/// the history is read once with `remembered`, noting the ids it asks for and does not find
+/// (`read` makes the exchange with the lookup it is given); those are asked of the store
+/// (within [`BUDGET`]) and noted in `recall`. Whether the store knew any, so that the history is
+/// worth reading again.
+pub async fn recall_missed<T>(
+    store: &Store,
+    recall: &RwLock<Recall>,
+    read: impl FnOnce(&dyn Lookup) -> T,
+) -> (T, bool) {
+    let (made, missed) = {
+        let remembered = recall.read().unwrap_or_else(|e| e.into_inner());
+        let noting = NotingMisses {
+            recall: &remembered,
+            missed: RefCell::default(),
+        };
+        let made = read(&noting);
+        (made, noting.missed.into_inner())
+    };
+    if missed.is_empty() {
+        return (made, false);
+    }
+    let ids: Vec<&str> = missed.iter().map(String::as_str).collect();
+    let found: Vec<(String, Value)> = store
+        .records(&ids)
+        .await
+        .into_iter()
+        .zip(&missed)
+        .filter_map(|(record, id)| Some((id.clone(), record?)))
+        .collect();
+    let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
+    for (call_id, record) in &found {
+        if let (Some(tool), Some(reason)) = (record["tool"].as_str(), record.get("reason")) {
+            recall.note(call_id, tool, reason);
+        }
+    }
+    (made, !found.is_empty())
+}
+
+/// A recall that notes the ids it was asked for and does not hold.
+struct NotingMisses<'a> {
+    recall: &'a Recall,
+    missed: RefCell<Vec<String>>,
+}
+
+impl Lookup for NotingMisses<'_> {
+    fn get(&self, call_id: &str) -> Option<&Recalled> {
+        let found = self.recall.get(call_id);
+        if found.is_none() {
+            self.missed.borrow_mut().push(call_id.to_owned());
+        }
+        found
+    }
+
+    /// The store may know any id.
+    fn is_empty(&self) -> bool {
+        false
     }
 }
 

@@ -40,7 +40,7 @@ use reasons::reasons_log;
 use reasons::visible::visible;
 use serde_json::{json, Value};
 
-use crate::program::agents::{Agent, Hook, Lookup, Placement};
+use crate::program::agents::{Agent, FindBy, Hook, Placement};
 use crate::program::hook::asks::Surroundings;
 
 /// More than any hook input an agent sends: a larger one is not read.
@@ -155,7 +155,7 @@ fn reason(hook: &Hook, event: &Value, found_in: Where) -> Option<Found> {
     }
     let reason = match hook.lookup {
         // No call id: the reason logged last for the same tool and what the call touched.
-        Lookup::Touched => {
+        FindBy::Touched => {
             if call.arguments.is_null() {
                 return None;
             }
@@ -164,7 +164,7 @@ fn reason(hook: &Hook, event: &Value, found_in: Where) -> Option<Found> {
                 .ok()??
                 .reason
         }
-        Lookup::CallId => crate::program::hook::ask_gateway::reason_by_call_id(
+        FindBy::CallId => crate::program::hook::ask_gateway::reason_by_call_id(
             found_in.gateway,
             log,
             call.call_id?,

@@ -1,6 +1,7 @@
-//! What a gateway run for a team adds: `--serve-reasons` (a hook on a person's own machine asks
-//! for a call's reason by its id) and `--store` (replicas share the reasons they take, for the
-//! history's restoration and for those questions).
+//! What a gateway shares of the reasons it takes beyond its log: `--serve-reasons` (a hook on a
+//! person's own machine asks for a call's reason by its id), `--store` (replicas share the
+//! reasons they take, for the history's restoration and for those questions) and `--otlp` (a
+//! span each).
 //!
 //! `GET /reasons/v1/calls/{call_id}` is the one route: the call id is the capability (an agent's
 //! ids are long random tokens), so there is no listing and no search. It answers
@@ -11,25 +12,23 @@
 //! Both are ways out of the machine: what the store keeps and what the route answers has its
 //! reason and what its call touched masked ([`reasons::masking`]) unless `--no-mask` was given.
 
-use std::cell::RefCell;
 use std::sync::RwLock;
 
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Response, StatusCode};
-use reasons::apis::Api;
-use reasons::gateway::{Exchange, Lookup, Recall, Recalled};
-use reasons::layer::ReasonPosition;
+use reasons::gateway::Recall;
 use reasons::masking::Masking;
 use reasons::reasons_log::Record;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::store::Store;
 use super::{full, ProxyBody};
 use crate::program::reasons_route::{asked_call_id, CallReason, ROUTE};
 
-/// The team's parts of a gateway, each optional.
+/// What a gateway shares of its reasons beyond its log, each part optional: the route
+/// (`--serve-reasons`), the store (`--store`) and the spans (`--otlp`).
 #[derive(Default)]
-pub struct Team {
+pub struct Sharing {
     /// Whether this gateway answers questions about the reasons it knows (`--serve-reasons`).
     serve: bool,
     /// The store the replicas share (`--store`).
@@ -40,7 +39,7 @@ pub struct Team {
     masking: Masking,
 }
 
-impl Team {
+impl Sharing {
     /// The parts asked for; what leaves through the store and the route is masked as
     /// `masking` says.
     pub fn new(
@@ -48,8 +47,8 @@ impl Team {
         store: Option<Store>,
         spans: Option<crate::program::otlp::Exporter>,
         masking: Masking,
-    ) -> Team {
-        Team {
+    ) -> Sharing {
+        Sharing {
             serve,
             store,
             spans,
@@ -134,84 +133,5 @@ impl Team {
             .headers_mut()
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         Some(answer)
-    }
-
-    /// The request's exchange, its history given back the reasons `recall` remembers and, with a
-    /// store, those another replica took: the ids restoration looked up and this gateway does
-    /// not remember are asked of the store (within its budget), noted, and the body is read
-    /// again with them. Without a store, or when the store knows none of them, the body is read
-    /// once.
-    pub async fn exchange(
-        &self,
-        api: Api,
-        path: &str,
-        body: &[u8],
-        (strip, position): (bool, ReasonPosition),
-        recall: Option<&RwLock<Recall>>,
-    ) -> (Exchange, Option<Vec<u8>>) {
-        let read = |recall: &RwLock<Recall>| {
-            let recall = recall.read().unwrap_or_else(|e| e.into_inner());
-            Exchange::new(api, path, body, strip, Some(&*recall), position)
-        };
-        let Some(recall) = recall else {
-            return Exchange::new(api, path, body, strip, None, position);
-        };
-        let Some(store) = &self.store else {
-            return read(recall);
-        };
-        let (made, missed) = {
-            let remembered = recall.read().unwrap_or_else(|e| e.into_inner());
-            let noting = NotingMisses {
-                recall: &remembered,
-                missed: RefCell::default(),
-            };
-            let made = Exchange::new(api, path, body, strip, Some(&noting), position);
-            (made, noting.missed.into_inner())
-        };
-        if missed.is_empty() {
-            return made;
-        }
-        let ids: Vec<&str> = missed.iter().map(String::as_str).collect();
-        let found: Vec<(String, Value)> = store
-            .records(&ids)
-            .await
-            .into_iter()
-            .zip(&missed)
-            .filter_map(|(record, id)| Some((id.clone(), record?)))
-            .collect();
-        if found.is_empty() {
-            return made;
-        }
-        {
-            let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
-            for (call_id, record) in &found {
-                if let (Some(tool), Some(reason)) = (record["tool"].as_str(), record.get("reason"))
-                {
-                    recall.note(call_id, tool, reason);
-                }
-            }
-        }
-        read(recall)
-    }
-}
-
-/// A recall that notes the ids it was asked for and does not hold.
-struct NotingMisses<'a> {
-    recall: &'a Recall,
-    missed: RefCell<Vec<String>>,
-}
-
-impl Lookup for NotingMisses<'_> {
-    fn get(&self, call_id: &str) -> Option<&Recalled> {
-        let found = self.recall.get(call_id);
-        if found.is_none() {
-            self.missed.borrow_mut().push(call_id.to_owned());
-        }
-        found
-    }
-
-    /// The store may know any id.
-    fn is_empty(&self) -> bool {
-        false
     }
 }
