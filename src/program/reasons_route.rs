@@ -40,7 +40,7 @@ impl CallReason {
             call_id: record.taken.call_id.clone()?,
             tool: record.taken.tool.clone(),
             reason: record.taken.reason.clone(),
-            touched: Some(record.touched()),
+            touched: Some(record.touched.clone()),
             time: Some(record.time.clone()),
         })
     }

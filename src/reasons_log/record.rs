@@ -42,6 +42,9 @@ pub struct Record {
     pub taken: TakenReason,
     /// The session the call belongs to, when the request said.
     pub session: Option<String>,
+    /// What the call touched: the one summary the log, the spans and every view show, made once
+    /// for every way the record goes out.
+    pub touched: String,
 }
 
 impl Record {
@@ -50,14 +53,10 @@ impl Record {
         Record {
             time: dates::rfc3339(SystemTime::now()),
             via,
+            touched: touched::summary(&taken.arguments),
             taken,
             session,
         }
-    }
-
-    /// What the call touched: the one summary the log, the spans and every view show.
-    pub fn touched(&self) -> String {
-        touched::summary(&self.taken.arguments)
     }
 
     /// The record as one JSON object, keys in the documented order; `request_id` and `session`
@@ -69,7 +68,7 @@ impl Record {
         object.insert("tool".into(), Value::from(self.taken.tool.as_str()));
         object.insert("call_id".into(), self.taken.call_id.clone().into());
         object.insert("reason".into(), self.taken.reason.clone());
-        object.insert("touched".into(), Value::from(self.touched()));
+        object.insert("touched".into(), Value::from(self.touched.as_str()));
         if let Some(request_id) = &self.taken.request_id {
             object.insert("request_id".into(), Value::from(request_id.as_str()));
         }

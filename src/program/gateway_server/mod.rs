@@ -562,7 +562,7 @@ impl Gateway {
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
             if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
                 let mut recalled = Recalled::new(&taken.tool, &taken.reason);
-                recalled.touched = Some(record.touched());
+                recalled.touched = Some(record.touched.clone());
                 recalled.time = Some(record.time.clone());
                 let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
                 recall.note_recalled(call_id, recalled);

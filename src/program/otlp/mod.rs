@@ -254,7 +254,7 @@ fn span(record: &Record, now: SystemTime, masking: Masking) -> Span {
             other.to_string()
         }
     };
-    let touched = masking.text(&record.touched()).into_owned();
+    let touched = masking.text(&record.touched).into_owned();
     // Without a call id, the span's identity is made of what it shows, masked as it is shown: a
     // hash of a password in its context is a way to confirm a guess.
     let identity = match &taken.call_id {
