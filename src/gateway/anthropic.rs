@@ -56,6 +56,8 @@ struct Read {
     index: u64,
     /// An `input_json_delta`'s `partial_json`.
     fragment: Option<String>,
+    /// A `content_block_start`'s whole data, which the rewriter may change.
+    start: Option<Value>,
 }
 
 impl AnthropicRewriter {
@@ -80,10 +82,13 @@ impl AnthropicRewriter {
                 kind.is_some_and(|kind| kind.is("input_json_delta"))
             })
             .and_then(|delta| delta.get("partial_json")?.as_str());
+        let kind = data.get("type").and_then(Json::as_str).map(Cow::into_owned);
+        let start = (kind.as_deref() == Some("content_block_start")).then(|| json.to_value());
         Some(Read {
-            kind: data.get("type").and_then(Json::as_str).map(Cow::into_owned),
+            kind,
             index: data.get("index").and_then(Json::as_u64).unwrap_or(0),
             fragment: fragment.map(Cow::into_owned),
+            start,
         })
     }
 
@@ -198,7 +203,7 @@ impl EventRewriter for AnthropicRewriter {
         match read.kind.as_deref() {
             Some("content_block_start") => {
                 let mut before = Output::default();
-                let mut data = serde_json::from_str::<Value>(&fields.data).unwrap_or_default();
+                let mut data = read.start.unwrap_or_default();
                 let changed = self.start(&mut data, &mut before);
                 out.append(before);
                 match changed {
