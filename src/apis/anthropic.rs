@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::{items, Api, History, ModelProvider, Room};
+use super::{items, Api, ApiShape, History, ModelProvider};
 
 /// A `tool_use` block whose input is still arriving, with what the reader of the stream keeps
 /// beside it.
@@ -108,10 +108,10 @@ impl<T> StreamedBlocks<T> {
     }
 }
 
-/// Anthropic Messages' room.
+/// Anthropic Messages's shape.
 pub struct Anthropic;
 
-impl Room for Anthropic {
+impl ApiShape for Anthropic {
     fn schema_key(&self, _body: &Map<String, Value>) -> Option<&'static str> {
         Some("input_schema")
     }

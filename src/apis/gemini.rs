@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{items, ModelProvider, Room};
+use super::{items, ApiShape, ModelProvider};
 
 /// The keys under which a Gemini declaration may keep its schema (its JSON name, and the proto
 /// field name the API accepts too). A declaration holds exactly one of them.
@@ -39,10 +39,10 @@ pub(super) fn is_bare_call(object: &Map<String, Value>) -> bool {
         && object.keys().all(|key| CALL_KEYS.contains(&key.as_str()))
 }
 
-/// Gemini's room.
+/// Gemini's shape.
 pub struct Gemini;
 
-impl Room for Gemini {
+impl ApiShape for Gemini {
     /// A declaration that holds more than one of its schema keys has none the layer can trust:
     /// the API refuses it, and extending one schema would leave the other saying otherwise.
     fn schema_key(&self, body: &Map<String, Value>) -> Option<&'static str> {

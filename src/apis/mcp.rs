@@ -4,9 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{id_text, ModelProvider, Room};
+use super::{id_text, ApiShape, ModelProvider};
 
-/// MCP's room.
+/// MCP's shape.
 pub struct Mcp;
 
 impl Mcp {
@@ -54,7 +54,7 @@ pub fn give_invocation_reason(call: &mut Value, reason: &Value) -> bool {
     true
 }
 
-impl Room for Mcp {
+impl ApiShape for Mcp {
     fn schema_key(&self, _body: &Map<String, Value>) -> Option<&'static str> {
         Some("inputSchema")
     }

@@ -1,13 +1,13 @@
-//! The model APIs, one room each. A room says where its API keeps tool declarations, calls,
+//! The model APIs, one shape each. A shape says where its API keeps tool declarations, calls,
 //! their ids and their arguments; where its requests declare tools and its answers carry calls;
 //! the paths it serves, its provider and default upstream, its error body; and the one rule by
 //! which its streamed calls are assembled (when a call starts, continues and ends). The layer and
-//! the gateway read an API through its room; the log readers (`formats/shapes/`) find calls in
-//! their own shapes, but assemble a recorded stream's calls by the room's rule, so what a reader
+//! the gateway read an API through its shape; the log readers (`formats/shapes/`) find calls in
+//! their own shapes, but assemble a recorded stream's calls by the API's rule, so what a reader
 //! finds in a recorded stream is exactly what the gateway takes off the live one.
 //!
-//! [`Api`] names them. Adding an API is a room of its own (a file here implementing [`Room`]),
-//! its variant, its line in [`Api::ALL`] and [`Api::room`], and its place in the two
+//! [`Api`] names them. Adding an API is a shape of its own (a file here implementing [`ApiShape`]),
+//! its variant, its line in [`Api::ALL`] and [`Api::shape`], and its place in the two
 //! recognisers ([`Api::of_declaration`], [`Api::of_call`]), whose order matters because shapes
 //! overlap.
 //!
@@ -71,8 +71,8 @@ pub struct History {
     /// (what [`Api::of_call`] reads; a history's other entries and blocks are no calls).
     ///
     /// A history is sent on every turn and grows with the session: its calls are read in the
-    /// text as parsed, where the room's keys say their name, id and arguments are
-    /// ([`Room::call_body_key`], [`NAME_KEY`], [`Room::call_id_key`], [`Room::arguments_key`]),
+    /// text as parsed, where the shape's keys say their name, id and arguments are
+    /// ([`ApiShape::call_body_key`], [`NAME_KEY`], [`ApiShape::call_id_key`], [`ApiShape::arguments_key`]),
     /// never read into `Value`s. A property test (`restoring_agrees_with_the_rules_on_values` in
     /// `gateway/history.rs`) keeps that reading and the rules on `Value`s in agreement.
     pub kind: Option<(&'static str, &'static str)>,
@@ -106,15 +106,15 @@ impl ModelProvider {
             let path = path.trim_end_matches('/');
             Api::ALL
                 .into_iter()
-                .find(|api| api.room().claims(path, has_header))
+                .find(|api| api.shape().claims(path, has_header))
         });
         api.and_then(Api::provider)
             .unwrap_or_else(|| ModelProvider::all()[0])
     }
 }
 
-/// What one API is. Each room implements it in its own file; [`Api`] hands out the room.
-pub trait Room: Sync {
+/// What one API is. Each implements it in its own file; [`Api`] hands out its shape.
+pub trait ApiShape: Sync {
     /// The object that holds a declaration's name and schema.
     fn declaration_body<'a>(&self, declaration: &'a Value) -> Option<&'a Map<String, Value>> {
         declaration.as_object()
@@ -220,8 +220,8 @@ impl Api {
         Api::Mcp,
     ];
 
-    /// The API's room.
-    pub fn room(self) -> &'static dyn Room {
+    /// The API's shape.
+    pub fn shape(self) -> &'static dyn ApiShape {
         match self {
             Api::Anthropic => &anthropic::Anthropic,
             Api::OpenAiChat => &openai_chat::OpenAiChat,
@@ -234,12 +234,12 @@ impl Api {
     /// The API a request path (without its query) belongs to, when a gateway serves it.
     pub fn of_path(path: &str) -> Option<Api> {
         let path = path.trim_end_matches('/');
-        Api::ALL.into_iter().find(|api| api.room().serves(path))
+        Api::ALL.into_iter().find(|api| api.shape().serves(path))
     }
 
     /// Whose API it is, when a gateway serves it.
     pub fn provider(self) -> Option<ModelProvider> {
-        self.room().provider()
+        self.shape().provider()
     }
 
     /// Recognises the API of a tool declaration from the key that holds its schema.
@@ -296,7 +296,7 @@ impl Api {
     /// Whether a declaration asks for strict schema adherence (`"strict": true` beside its
     /// schema).
     pub fn is_strict(self, declaration: &Value) -> bool {
-        self.room()
+        self.shape()
             .declaration_body(declaration)
             .and_then(|body| body.get("strict"))
             .is_some_and(|strict| strict == true)
@@ -304,7 +304,7 @@ impl Api {
 
     /// A declared tool's name, when it is a string.
     pub fn declared_name(self, declaration: &Value) -> Option<&str> {
-        self.room()
+        self.shape()
             .declaration_body(declaration)?
             .get("name")?
             .as_str()
@@ -312,70 +312,70 @@ impl Api {
 
     /// A declaration's schema, whatever it holds.
     pub fn schema(self, declaration: &Value) -> Option<&Value> {
-        let room = self.room();
-        let body = room.declaration_body(declaration)?;
-        body.get(room.schema_key(body)?)
+        let shape = self.shape();
+        let body = shape.declaration_body(declaration)?;
+        body.get(shape.schema_key(body)?)
     }
 
     /// A declaration's schema, to be changed in place (on a copy).
     pub fn schema_mut(self, declaration: &mut Value) -> Option<&mut Value> {
-        let room = self.room();
-        let body = room.declaration_body_mut(declaration)?;
-        let key = room.schema_key(body)?;
+        let shape = self.shape();
+        let body = shape.declaration_body_mut(declaration)?;
+        let key = shape.schema_key(body)?;
         body.get_mut(key)
     }
 
     /// The name of the tool a call is for, when it is a string.
     pub fn called_name(self, call: &Value) -> Option<&str> {
-        self.room().call_body(call)?.get(NAME_KEY)?.as_str()
+        self.shape().call_body(call)?.get(NAME_KEY)?.as_str()
     }
 
     /// A call's arguments, as recorded.
     pub fn arguments(self, call: &Value) -> Option<&Value> {
-        let room = self.room();
-        room.call_body(call)?.get(room.arguments_key())
+        let shape = self.shape();
+        shape.call_body(call)?.get(shape.arguments_key())
     }
 
     /// A call's arguments, to be changed in place.
     pub fn arguments_mut(self, call: &mut Value) -> Option<&mut Value> {
-        let room = self.room();
-        let key = room.arguments_key();
-        room.call_body_mut(call)?.get_mut(key)
+        let shape = self.shape();
+        let key = shape.arguments_key();
+        shape.call_body_mut(call)?.get_mut(key)
     }
 
     /// A call's id as text (a JSON-RPC id may be a number). A Gemini call often has none.
     pub fn call_id(self, call: &Value) -> Option<String> {
-        id_text(self.room().call_id(call))
+        id_text(self.shape().call_id(call))
     }
 
     /// The id the client's transcript gives a call, and the JSON-RPC id of an MCP request.
     pub fn ids(self, call: &Value) -> (Option<String>, Option<String>) {
-        self.room().ids(call)
+        self.shape().ids(call)
     }
 
     /// Whether an entry of a request's `tools` is a function declaration in this API's shape.
     pub fn declares_a_function(self, tool: &Value) -> bool {
-        self.room().declares_a_function(tool)
+        self.shape().declares_a_function(tool)
     }
 
     /// The calls of an answer body, in the order they appear.
     pub fn answer_calls(self, answer: &mut Value) -> Vec<&mut Value> {
-        self.room().answer_calls(answer)
+        self.shape().answer_calls(answer)
     }
 
     /// Where its requests keep the history of earlier calls, when they do.
     pub fn history(self) -> Option<History> {
-        self.room().history()
+        self.shape().history()
     }
 
     /// Whether answers on this path carry calls.
     pub fn answers_with_calls(self, path: &str) -> bool {
-        self.room().answers_with_calls(path)
+        self.shape().answers_with_calls(path)
     }
 
     /// An error answer in the envelope of the API a request is for.
     pub fn error_body(self, status: u16, message: &str) -> Vec<u8> {
-        self.room()
+        self.shape()
             .error_body(status, message)
             .to_string()
             .into_bytes()

@@ -16,12 +16,12 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{items, Api, History, ModelProvider, Room};
+use super::{items, Api, ApiShape, History, ModelProvider};
 
-/// OpenAI Chat Completions' room.
+/// OpenAI Chat Completions's shape.
 pub struct OpenAiChat;
 
-impl Room for OpenAiChat {
+impl ApiShape for OpenAiChat {
     fn declaration_body<'a>(&self, declaration: &'a Value) -> Option<&'a Map<String, Value>> {
         declaration.get("function")?.as_object()
     }

@@ -8,12 +8,12 @@
 use serde_json::{Map, Value};
 
 use super::openai_chat::{error_body, is_a_function, OPENAI};
-use super::{items, Api, History, ModelProvider, Room};
+use super::{items, Api, ApiShape, History, ModelProvider};
 
-/// OpenAI Responses' room.
+/// OpenAI Responses's shape.
 pub struct OpenAiResponses;
 
-impl Room for OpenAiResponses {
+impl ApiShape for OpenAiResponses {
     fn schema_key(&self, _body: &Map<String, Value>) -> Option<&'static str> {
         Some("parameters")
     }

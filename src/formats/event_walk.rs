@@ -27,14 +27,14 @@ pub(crate) enum Visit {
     Streamed,
 }
 
-/// One shape's look at an object: the object, the key that holds it (array items: the key that
+/// One shape's visit to an object: the object, the key that holds it (array items: the key that
 /// holds the array), and the walk to hand calls to.
 pub(crate) type VisitFn = for<'p> fn(Object<'p>, Option<&str>, &mut Walker<'_, 'p>) -> Visit;
 
 /// What a walk looks for in one event.
 #[derive(Clone, Copy)]
-pub(crate) struct Looks {
-    /// The shapes' looks at each object, in order (see `shapes/mod.rs`).
+pub(crate) struct WalkOptions {
+    /// The shapes' visits to each object, in order (see `shapes/mod.rs`).
     pub(crate) shapes: &'static [VisitFn],
     /// Whether a `tools` array is read as a catalogue.
     pub(crate) catalogues: bool,
@@ -44,7 +44,7 @@ pub(crate) struct Looks {
     pub(crate) times: &'static [&'static str],
 }
 
-impl Looks {
+impl WalkOptions {
     /// Where most logs write the session and the time.
     pub(crate) const SESSIONS: &'static [&'static str] = &["sessionId", "session_id"];
     pub(crate) const TIMES: &'static [&'static str] = &["timestamp", "time"];
@@ -129,7 +129,7 @@ pub(crate) struct Walker<'w, 'p> {
     scratch: &'w mut Scratch,
     /// Whether records keep the arguments.
     keep_arguments: bool,
-    looks: Looks,
+    looks: WalkOptions,
     /// Ordinal of the next object in document order.
     ordinal: usize,
     /// Ordinal of the object the shapes are looking at.
@@ -153,7 +153,7 @@ impl<'w, 'p> Walker<'w, 'p> {
         scratch: &'w mut Scratch,
         keep_arguments: bool,
         (first_ordinal, event): (usize, u64),
-        looks: Looks,
+        looks: WalkOptions,
     ) -> Walker<'w, 'p> {
         Walker {
             fragments,

@@ -211,7 +211,7 @@ pub(crate) struct InText<'a> {
 /// that give the remembered reasons back, one a call, at positions in `history.text`; `None`
 /// when none was given, or the history cannot be read (it then goes on as it came).
 ///
-/// Each call is looked at where the API's room keeps its kind, name, id and arguments, in the
+/// Each call is looked at where the API's shape keeps its kind, name, id and arguments, in the
 /// tree the body was parsed into once (no allocation per string, strings skipped
 /// 64 bytes at a time). A reason is spliced into the text of the call's arguments, as text
 /// written once when it was noted, and every other byte of the history stays as it came.
@@ -258,7 +258,7 @@ pub(crate) fn restore<'r>(
 
 /// Gives one history call its remembered reason, when it is a call in the history's shape to a
 /// tool augmented in this request, its id is remembered for that tool, and it carries no reason
-/// (`None` when it is given nothing). It is read where the API's room keeps a call's name, id
+/// (`None` when it is given nothing). It is read where the API's shape keeps a call's name, id
 /// and arguments, in the parsed `text`.
 fn give_back<'r>(
     api: Api,
@@ -269,24 +269,24 @@ fn give_back<'r>(
     (parser, position): (&mut Parser, ReasonPosition),
     splices: &mut Splices<'r>,
 ) -> Option<()> {
-    let room = api.room();
+    let shape = api.shape();
     let object = call.as_object()?;
     // Most entries of a history are no calls: told apart by their keys' fingerprints.
-    let id_key = room.call_id_key();
-    if !object.may_have(id_key) || !object.may_have(room.call_body_key().unwrap_or(NAME_KEY)) {
+    let id_key = shape.call_id_key();
+    if !object.may_have(id_key) || !object.may_have(shape.call_body_key().unwrap_or(NAME_KEY)) {
         return None;
     }
     // Then one pass over the call's members for its kind (where the history holds more than
     // calls; else the id's key stands in, and what it finds is not looked at), its id, and its
     // name and arguments or the member that holds those two.
     let kind_key = history.kind.map_or(id_key, |(key, _)| key);
-    let [kind, id, name, arguments] = match room.call_body_key() {
-        None => object.get_each([kind_key, id_key, NAME_KEY, room.arguments_key()]),
+    let [kind, id, name, arguments] = match shape.call_body_key() {
+        None => object.get_each([kind_key, id_key, NAME_KEY, shape.arguments_key()]),
         Some(body_key) => {
             let [kind, id, body] = object.get_each([kind_key, id_key, body_key]);
             let [name, arguments] = body?
                 .as_object()?
-                .get_each([NAME_KEY, room.arguments_key()]);
+                .get_each([NAME_KEY, shape.arguments_key()]);
             [kind, id, name, arguments]
         }
     };

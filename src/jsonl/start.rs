@@ -88,7 +88,7 @@ impl Start {
         Ok(())
     }
 
-    /// Looks for the first line that is not blank in what was read, the bytes from `new` on
+    /// WalkOptions for the first line that is not blank in what was read, the bytes from `new` on
     /// being new, and notes whether it ended.
     fn find_first_line(&mut self, new: usize) {
         let mut search = new.max(self.line_start);

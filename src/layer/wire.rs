@@ -5,7 +5,7 @@
 //! which [`Api`] the body speaks; [`augment_tools`] makes the listing of that one request, and
 //! [`strip_answer`] strips its answer against the tools that listing tracks, so that concurrent
 //! sessions share nothing. The rules are [`Listing`]'s and [`super::strip_noting`]'s, and where each API
-//! keeps its declarations and calls is its room's ([`crate::apis`]): this module only joins them.
+//! keeps its declarations and calls is its API shape's ([`crate::apis`]): this module only joins them.
 //! Nothing here reads, writes or prints.
 //!
 //! ```
@@ -96,7 +96,7 @@ pub fn strip_answer_call(
     Api::of_call(call) == Some(api) && strip_noting_as(api, call, tracked, taken)
 }
 
-/// Takes the reason off every call of an answer body in place (the calls its room names, in the
+/// Takes the reason off every call of an answer body in place (the calls its shape names, in the
 /// order they appear), noting each, and returns whether the body changed.
 pub fn strip_answer(
     api: Api,

@@ -1,6 +1,7 @@
 //! The other agents' logs (OpenCode, Kilo, Copilot CLI, Qwen Code, Cline, Cursor, Crush,
-//! Goose, and those read since round 5), as the audit commands meet them: joined with a reasons log, found in their usual
-//! folders, and named by `stats --by format`.
+//! Goose, VS Code Copilot Chat, Kiro CLI, Pi, OpenClaw, Antigravity, Grok, Hermes and Droid),
+//! as the audit commands meet them: joined with a reasons log, found in their usual folders, and
+//! named by `stats --by format`.
 
 use std::collections::BTreeMap;
 
@@ -426,7 +427,7 @@ fn a_copilot_event_log_cut_mid_line_warns_once_and_keeps_the_calls_before_it() {
     assert_eq!(ids, [json!("call_v1"), json!("call_b1")]);
 }
 
-/// The agents read since round 5 join a reasons log by the ids their logs give calls
+/// The agents of `corpus-new-agents/` join a reasons log by the ids their logs give calls
 /// (Antigravity's calls have none).
 #[test]
 fn a_stripped_call_of_each_new_agent_takes_its_reason_from_the_log_by_its_id() {

@@ -386,8 +386,8 @@ mod seen {
 
 /// Every filter, the search box and the status boxes, at a desktop's width and a phone's: the
 /// calls on screen are exactly those the filters keep, the sessions left empty are gone too, and
-/// the counter says as much. The filters used to hide nothing a person could see: `li.call`'s
-/// `display: grid` outranked the `hidden` attribute.
+/// the counter says as much (a `display: grid` on `li.call` must not outrank the `hidden`
+/// attribute).
 #[cfg(unix)]
 #[test]
 #[ignore = "needs chromium and playwright: .ci/run installs them"]

@@ -1,4 +1,4 @@
-//! Every file of the shared corpus, and of the new agents' folder beside it, yields the number of
+//! Every file of the shared corpus, and of `corpus-new-agents/` beside it, yields the number of
 //! calls counted independently in its `SOURCES.md`. Ignored by a plain `cargo test`, since the corpus is not part of the crate; run
 //! with `--ignored`, it fails when the corpus is not beside the crate.
 

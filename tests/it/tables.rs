@@ -59,8 +59,8 @@ fn assert_fits(text: &str, width: usize) {
 
 #[test]
 fn the_first_command_prints_one_table_per_file_not_one_per_call() {
-    // `--line-buffered` writes each call as it is read, as a terminal does: it used to give
-    // every call a table of its own, with its own header and widths.
+    // `--line-buffered` writes each call as it is read, as a terminal does, yet one table a
+    // file: not a table of its own for each call, with its own header and widths.
     for width in [80u16, 160] {
         let run = run_at(
             width,

@@ -851,7 +851,7 @@ fn real_terminal_watch_shows_each_gateway_call_with_what_it_touched_and_its_reas
     }
 }
 
-/// The agents read since round 5 are watched like the others: each call of their logs, with
+/// The agents of `corpus-new-agents/` are watched like the others: each call of their logs, with
 /// its agent, what it touched and its reason or the lack of one.
 #[test]
 fn watch_plain_shows_the_calls_of_the_agents_read_since_round_5() {

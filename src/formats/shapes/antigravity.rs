@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::descriptor::{Outer, Shape};
 use super::openai_chat;
-use crate::formats::event_walk::{str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -24,10 +24,10 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const STEP: Looks = Looks {
+const STEP: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
+    sessions: WalkOptions::SESSIONS,
     times: &["created_at"],
 };
 

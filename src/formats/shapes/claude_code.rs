@@ -3,7 +3,7 @@
 
 use super::anthropic;
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::Looks;
+use crate::formats::event_walk::WalkOptions;
 use crate::json::Json;
 use crate::record::Format;
 
@@ -23,11 +23,11 @@ pub(crate) const SHAPE: Shape = Shape {
 /// Anything else in it (a tool's structured output, a pasted payload) is not this session's
 /// call. The prefilter relies on this to search a transcript line (which the transcript starts
 /// with `parentUuid`) for one token only.
-const TRANSCRIPT_EVENT: Looks = Looks {
+const TRANSCRIPT_EVENT: WalkOptions = WalkOptions {
     shapes: &[anthropic::visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 fn is_transcript_event(outer: &Outer<'_>) -> bool {

@@ -4,7 +4,7 @@
 
 use super::anthropic;
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::Looks;
+use crate::formats::event_walk::WalkOptions;
 use crate::json::Json;
 use crate::record::Format;
 
@@ -19,10 +19,10 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const SESSION_MESSAGES: Looks = Looks {
+const SESSION_MESSAGES: WalkOptions = WalkOptions {
     shapes: &[anthropic::visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
+    sessions: WalkOptions::SESSIONS,
     times: &["ts"],
 };
 

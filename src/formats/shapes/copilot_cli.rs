@@ -5,7 +5,7 @@
 //! names the session once for every event after it.
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -27,11 +27,11 @@ pub(crate) const SHAPE: Shape = Shape {
 };
 
 /// A Copilot event holds its calls in the places `visit` knows, and no catalogue.
-const SESSION_EVENT: Looks = Looks {
+const SESSION_EVENT: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 fn is_session_event(outer: &Outer<'_>) -> bool {

@@ -4,7 +4,7 @@
 //! `tool_result` parts are results.
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -19,7 +19,7 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const MESSAGE_ROW: Looks = Looks {
+const MESSAGE_ROW: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
     sessions: &["session_id"],

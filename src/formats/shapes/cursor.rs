@@ -4,7 +4,7 @@
 
 use super::anthropic;
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::Looks;
+use crate::formats::event_walk::WalkOptions;
 use crate::json::Json;
 use crate::record::Format;
 
@@ -19,11 +19,11 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const TRANSCRIPT_LINE: Looks = Looks {
+const TRANSCRIPT_LINE: WalkOptions = WalkOptions {
     shapes: &[anthropic::visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 /// A message wrapped with its role beside it, and nothing of Claude Code's around it (its

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use crate::formats::event_walk::{Looks, VisitFn, Walker};
+use crate::formats::event_walk::{VisitFn, WalkOptions, Walker};
 use crate::json::Object;
 use crate::record::Format;
 
@@ -28,7 +28,7 @@ pub(crate) struct Shape {
     /// Whether an event's outer record says the whole event is in this format.
     pub(crate) container: Option<fn(&Outer<'_>) -> bool>,
     /// What an event whose outer record is this format's can hold, when less than everything.
-    pub(crate) holds: Option<Looks>,
+    pub(crate) holds: Option<WalkOptions>,
     /// How the lines of its events start, when that tells them apart: reading any format, such
     /// a line is searched for this format's tokens only (which `holds` must justify).
     pub(crate) line_start: Option<&'static [u8]>,

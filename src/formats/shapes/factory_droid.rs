@@ -6,7 +6,7 @@
 
 use super::anthropic;
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{str_at, Looks, Visit, Walker};
+use crate::formats::event_walk::{str_at, Visit, WalkOptions, Walker};
 use crate::json::Object;
 use crate::record::Format;
 
@@ -22,11 +22,11 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const SESSION_START: Looks = Looks {
+const SESSION_START: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 fn is_session_start(outer: &Outer<'_>) -> bool {

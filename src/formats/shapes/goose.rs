@@ -5,7 +5,7 @@
 //! `toolResponse` parts are results.
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -20,7 +20,7 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const MESSAGE: Looks = Looks {
+const MESSAGE: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
     sessions: &["session_id"],

@@ -6,7 +6,7 @@
 //! with the call's progress, its input again and its output.
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -21,11 +21,11 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const SESSION_UPDATE: Looks = Looks {
+const SESSION_UPDATE: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 fn is_session_update(outer: &Outer<'_>) -> bool {

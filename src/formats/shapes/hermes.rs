@@ -8,7 +8,7 @@
 
 use super::descriptor::{Outer, Shape};
 use super::openai_chat;
-use crate::formats::event_walk::{str_is, Looks, Visit, Walker};
+use crate::formats::event_walk::{str_is, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object, Parser};
 use crate::record::Format;
 
@@ -23,11 +23,11 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const SESSION_OR_ROW: Looks = Looks {
+const SESSION_OR_ROW: WalkOptions = WalkOptions {
     shapes: &[visit, openai_chat::visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 /// A session file (its `session_id` beside the messages, and when it started), or a row of

@@ -5,7 +5,7 @@
 //! results, and its `results` map repeats each call's input in the tool's own typed form.
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -21,11 +21,11 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const JOURNAL_ENTRY: Looks = Looks {
+const JOURNAL_ENTRY: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 fn is_journal_entry(outer: &Outer<'_>) -> bool {

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use super::event_walk::{Looks, Visit, VisitFn, Walker};
+use super::event_walk::{Visit, VisitFn, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::jsonl::prefilter::Prefilter;
 use crate::record::Format;
@@ -135,11 +135,11 @@ const VISITS: [VisitFn; VISITING] = {
 };
 
 /// Any event: every shape, and catalogues.
-const EVERY_SHAPE: Looks = Looks {
+const EVERY_SHAPE: WalkOptions = WalkOptions {
     shapes: &VISITS,
     catalogues: true,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 fn shape(format: Format) -> &'static Shape {
@@ -150,7 +150,7 @@ fn shape(format: Format) -> &'static Shape {
 }
 
 /// What the walk looks for in an event whose outer record is `container`'s.
-pub(crate) fn looks(container: Option<Format>) -> Looks {
+pub(crate) fn looks(container: Option<Format>) -> WalkOptions {
     container
         .and_then(|format| shape(format).holds)
         .unwrap_or(EVERY_SHAPE)

@@ -6,7 +6,7 @@
 //! `"reason": "tool-calls"` is why the model stopped, not a call's reason).
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, scalar_text, str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, scalar_text, str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -25,7 +25,7 @@ pub(crate) const SHAPE: Shape = Shape {
 };
 
 /// What a part, or an export, holds: parts, which name their session as `sessionID`.
-pub(crate) const SESSION_RECORD: Looks = Looks {
+pub(crate) const SESSION_RECORD: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
     sessions: &["sessionID"],

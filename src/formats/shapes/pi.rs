@@ -11,7 +11,7 @@
 //! names a log that never says it.
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, str_at, str_is, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, str_at, str_is, Call, Visit, WalkOptions, Walker};
 use crate::formats::fragments::Place;
 use crate::json::{Json, Object};
 use crate::record::Format;
@@ -32,11 +32,11 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const SESSION_ENTRY: Looks = Looks {
+const SESSION_ENTRY: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 /// The header, an extension's entry, or a message holding a `toolCall` block: Factory Droid's

@@ -5,7 +5,7 @@
 
 use super::descriptor::{Outer, Shape};
 use super::gemini;
-use crate::formats::event_walk::Looks;
+use crate::formats::event_walk::WalkOptions;
 use crate::json::Json;
 use crate::record::Format;
 
@@ -21,11 +21,11 @@ pub(crate) const SHAPE: Shape = Shape {
     flush: None,
 };
 
-const CHAT_RECORD: Looks = Looks {
+const CHAT_RECORD: WalkOptions = WalkOptions {
     shapes: &[gemini::visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 /// A record with Claude Code's `parentUuid` around a Gemini message (`parts`, not `content`).

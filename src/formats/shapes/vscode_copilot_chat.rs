@@ -8,7 +8,7 @@
 //! keep (a snapshot, then the changes to it) are read too.
 
 use super::descriptor::{Outer, Shape};
-use crate::formats::event_walk::{id_at, str_at, Call, Looks, Visit, Walker};
+use crate::formats::event_walk::{id_at, str_at, Call, Visit, WalkOptions, Walker};
 use crate::json::{Json, Object};
 use crate::record::Format;
 
@@ -18,11 +18,11 @@ pub(crate) const SHAPE: Shape = Shape {
     ..Shape::visiting(Format::VscodeCopilotChat, visit, &[&["\"toolCallRounds\""]])
 };
 
-const CHAT_SESSION: Looks = Looks {
+const CHAT_SESSION: WalkOptions = WalkOptions {
     shapes: &[visit],
     catalogues: false,
-    sessions: Looks::SESSIONS,
-    times: Looks::TIMES,
+    sessions: WalkOptions::SESSIONS,
+    times: WalkOptions::TIMES,
 };
 
 fn is_chat_session(outer: &Outer<'_>) -> bool {

@@ -66,7 +66,7 @@ pub fn root() -> PathBuf {
 /// The shared corpus of real agent logs beside the crate (`../shared/corpus`), which is not part
 /// of it: a test that reads it is ignored by a plain `cargo test`, and fails when it is not there.
 #[track_caller]
-/// Both folders of real files: `corpus/`, and the files of the agents read since round 5
+/// Both folders of real files: `corpus/`, and `corpus-new-agents/`, the real files of the agents whose logs are not in `corpus/`
 /// (`corpus-new-agents/`), each with its `SOURCES.md` of independent counts.
 pub fn corpora() -> [PathBuf; 2] {
     [shared_folder("corpus"), shared_folder("corpus-new-agents")]
