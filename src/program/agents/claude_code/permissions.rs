@@ -1,9 +1,5 @@
-//! Claude Code: `~/.claude` (`$CLAUDE_CONFIG_DIR`), its transcripts in `projects/`, its
-//! `PreToolUse` hook in `settings.json`, pointed at the gateway by `ANTHROPIC_BASE_URL` and, for
-//! one run, `--settings` (which also carries the hook).
-//!
-//! **When it would ask** the person before a `PreToolUse` call runs, as read from its own code
-//! (2.1.328) and measured in a terminal:
+//! When Claude Code would ask the person before a `PreToolUse` call runs, as read from its own
+//! code (2.1.328) and measured in a terminal:
 //!
 //! - **Attended and interactive**: Claude Code gives its hooks `CLAUDE_CODE_SESSION_ATTENDED`
 //!   (`1` only when a person is at the session) and `CLAUDE_CODE_ENTRYPOINT` (`cli` for the
@@ -33,142 +29,12 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use reasons::record::Format;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{
-    hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, FindBy, Home, Hook,
-    Placement, Run,
-};
-use crate::program::hook::asks::{runs_program, shell, Surroundings};
+use super::AGENT;
+use crate::program::hook::asks::{shell, Surroundings};
 use crate::program::hook::settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json};
-use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
-
-pub const AGENT: Agent = Agent {
-    title: "Claude Code",
-    format: Format::ClaudeCode,
-    home: Home {
-        variables: &["CLAUDE_CONFIG_DIR"],
-        inside_variable: "",
-        base: Base::Home,
-        in_base: ".claude",
-    },
-    logs: &["projects"],
-    hook: Some(HOOK),
-    run: Some(Run {
-        command: "claude",
-        pointed: "`ANTHROPIC_BASE_URL`; its hook in `--settings`.",
-        strips: true,
-        given,
-        wire,
-    }),
-};
-
-const HOOK: Hook = Hook {
-    event: "PreToolUse",
-    user_settings: "settings.json",
-    one_file_of_a_folder: false,
-    file_version: None,
-    entry,
-    what_is_shown,
-    after_install: None,
-    call: pre_tool_use_call,
-    lookup: FindBy::CallId,
-    message_beside: true,
-    ask: Some(Ask {
-        is_agent: is_claude_code,
-        would_ask,
-        // Only an MCP tool can carry a reason to the hook (its own tools reject an
-        // undeclared `reason`), and its dialog lists the tool's arguments.
-        dialog_lists_arguments: true,
-        answer: |text| {
-            json!({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "ask",
-                "permissionDecisionReason": text,
-            }})
-        },
-    }),
-};
-
-/// The group that holds the hook: every tool's calls (`*`).
-fn entry(command: &str) -> Value {
-    json!({"matcher": "*", "hooks": [{"type": "command", "command": command}]})
-}
-
-fn what_is_shown(placement: Placement) -> &'static str {
-    match placement {
-        Placement::InPrompt => {
-            "Claude Code shows the model's reason inside its permission dialog (\"Why (the \
-             model's claim): ...\") wherever it would ask you anyway; for a command that \
-             dialog offers Yes or No only, no \"don't ask again\" (add a permissions.allow \
-             rule for that). Where it runs a call without asking (auto mode, calls your \
-             settings allow, read-only commands, claude -p) the reason is shown beside the \
-             call, as with --after."
-        }
-        Placement::After => {
-            "Claude Code shows the model's reason beside the call, once it has run: after \
-             you answered its dialog."
-        }
-    }
-}
-
-/// `env.ANTHROPIC_BASE_URL` in its settings files, which it applies over its environment: the
-/// local project's, the project's, then the user's, the first that sets it (`--settings`, which
-/// the run gives, comes before them all); else `ANTHROPIC_BASE_URL`.
-fn given(_args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
-    let mut files = vec![
-        PathBuf::from(".claude/settings.local.json"),
-        PathBuf::from(".claude/settings.json"),
-    ];
-    files.extend(hook_settings_file(&AGENT));
-    let in_settings = files.into_iter().find_map(|file| {
-        let settings = read_json(&file).ok()??;
-        let url = settings["env"]["ANTHROPIC_BASE_URL"]
-            .as_str()
-            .filter(|url| !url.trim().is_empty())?
-            .to_owned();
-        let from = format!("{} env.ANTHROPIC_BASE_URL", file.display());
-        Some(GivenBaseUrl::new("anthropic", url, from))
-    });
-    let in_env = || {
-        env("ANTHROPIC_BASE_URL")
-            .map(|url| GivenBaseUrl::new("anthropic", url, "ANTHROPIC_BASE_URL"))
-    };
-    Ok(in_settings.or_else(in_env).into_iter().collect())
-}
-
-fn wire(wiring: &mut Wiring, to: &Pointing, _args: &mut [String]) -> anyhow::Result<()> {
-    let url = to.through("anthropic", "");
-    wiring.env.push(("ANTHROPIC_BASE_URL".into(), url.clone()));
-    // The gateway takes the API's classifier request off (no policy may read a reason): without
-    // this, Claude Code's auto mode waits for a verdict that never comes instead of classifying
-    // each call itself, on its own copy, which the gateway stripped.
-    wiring
-        .env
-        .push(("CLAUDE_CODE_AUTO_MODE_SERVER".into(), "0".into()));
-    // Settings given on the command line come before the user's: their `env` too.
-    let mut settings =
-        json!({"env": {"ANTHROPIC_BASE_URL": url, "CLAUDE_CODE_AUTO_MODE_SERVER": "0"}});
-    if hook_installed(&AGENT) {
-        wiring.hook = Err("Claude Code's settings already run the hook".into());
-    } else if let Some(command) = &to.hook_command {
-        settings["hooks"] = HOOK.settings(command)["hooks"].take();
-        wiring.hook = Ok(());
-    }
-    wiring.args = vec!["--settings".into(), settings.to_string()];
-    Ok(())
-}
-
-/// Whether Claude Code's command line is this one.
-pub fn is_claude_code(line: &[String]) -> bool {
-    runs_program(line, "claude")
-        || line
-            .iter()
-            .take(2)
-            .any(|word| word.contains("claude-code/"))
-}
 
 /// Whether Claude Code would show the person its dialog for this `PreToolUse` event.
 pub fn would_ask(event: &Value, around: &Surroundings) -> bool {
@@ -176,7 +42,7 @@ pub fn would_ask(event: &Value, around: &Surroundings) -> bool {
 }
 
 /// Whether a person is at this interactive terminal session.
-fn attended(around: &Surroundings) -> bool {
+pub(super) fn attended(around: &Surroundings) -> bool {
     around.var("CLAUDE_CODE_SESSION_ATTENDED") == Some("1")
         && around.var("CLAUDE_CODE_ENTRYPOINT") == Some("cli")
         && !around.in_ci()
@@ -185,7 +51,7 @@ fn attended(around: &Surroundings) -> bool {
 }
 
 /// The answer for an attended session; `None` where it cannot be told.
-fn would_ask_in_session(event: &Value, around: &Surroundings) -> Option<bool> {
+pub(super) fn would_ask_in_session(event: &Value, around: &Surroundings) -> Option<bool> {
     let mode = event.get("permission_mode")?.as_str()?;
     // The modes that show a dialog; in the others not even an ask rule shows one.
     if !matches!(mode, "default" | "acceptEdits") {
@@ -232,7 +98,7 @@ fn would_ask_in_session(event: &Value, around: &Surroundings) -> Option<bool> {
 
 /// The kinds of tool the permission rules treat alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tool {
+pub(super) enum Tool {
     Bash,
     /// The tools that change files: their rules are written as `Edit(…)` or by the tool's name.
     Edit,
@@ -253,17 +119,18 @@ impl Tool {
 }
 
 /// What the rules look at in a call.
-struct Call<'a> {
+pub(super) struct Call<'a> {
     tool: &'a str,
     command: Option<&'a str>,
 }
 
 /// The file commands `acceptEdits` runs without asking.
-const ACCEPT_EDITS_PROGRAMS: &[&str] = &["cp", "mkdir", "mv", "rm", "rmdir", "sed", "touch"];
+pub(super) const ACCEPT_EDITS_PROGRAMS: &[&str] =
+    &["cp", "mkdir", "mv", "rm", "rmdir", "sed", "touch"];
 
 /// A permission rule, `Tool` or `Tool(content)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Rule {
+pub(super) struct Rule {
     tool: String,
     content: Option<String>,
 }
@@ -354,14 +221,14 @@ impl Rule {
 }
 
 /// A command rule's text before its first wildcard (`npm run test:*` → `npm run test`).
-fn fixed_start(content: &str) -> &str {
+pub(super) fn fixed_start(content: &str) -> &str {
     let start = content.split('*').next().unwrap_or_default();
     start.strip_suffix(':').unwrap_or(start).trim()
 }
 
 /// The permission rules in force, from every place Claude Code reads them.
 #[derive(Debug, Default)]
-struct Rules {
+pub(super) struct Rules {
     allow: Vec<Rule>,
     deny: Vec<Rule>,
     ask: Vec<Rule>,
@@ -438,7 +305,7 @@ impl Rules {
 
 /// Whether the settings hold a `PreToolUse` hook other than ours whose matcher may match the
 /// tool; hooks that cannot be read count as one.
-fn another_hook(settings: &Value, tool: &str) -> bool {
+pub(super) fn another_hook(settings: &Value, tool: &str) -> bool {
     let Some(entries) = settings["hooks"].get("PreToolUse") else {
         return false;
     };
@@ -453,7 +320,7 @@ fn another_hook(settings: &Value, tool: &str) -> bool {
 /// Whether a hook's matcher may match the tool: none, `""` and `*` match every tool, names
 /// joined by `|` (letters, digits, `_`) match those names exactly, and anything else is a
 /// regular expression, which may.
-fn may_match(matcher: Option<&Value>, tool: &str) -> bool {
+pub(super) fn may_match(matcher: Option<&Value>, tool: &str) -> bool {
     let Some(matcher) = matcher.and_then(Value::as_str) else {
         return true;
     };
@@ -468,7 +335,7 @@ fn may_match(matcher: Option<&Value>, tool: &str) -> bool {
 
 /// The settings files Claude Code reads rules from: managed (`managed-settings.json` and the
 /// drop-in folder `managed-settings.d/*.json`), user, and each project's shared and local ones.
-fn settings_files(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
+pub(super) fn settings_files(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
     let mut files = Vec::new();
     if let Some(etc) = &around.etc {
         let managed = etc.join("claude-code");
@@ -487,7 +354,7 @@ fn settings_files(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
 }
 
 /// The project's folder (where Claude Code was started) and the event's working folder.
-fn project_dirs(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
+pub(super) fn project_dirs(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = around
         .var("CLAUDE_PROJECT_DIR")
         .map(PathBuf::from)
@@ -503,7 +370,7 @@ fn project_dirs(event: &Value, around: &Surroundings) -> Vec<PathBuf> {
 }
 
 /// The rules of one `--allowedTools` value: separated by commas or spaces outside parentheses.
-fn split_rule_list(value: &str) -> Vec<String> {
+pub(super) fn split_rule_list(value: &str) -> Vec<String> {
     let mut rules = Vec::new();
     let mut current = String::new();
     let mut depth = 0usize;
@@ -530,6 +397,7 @@ fn split_rule_list(value: &str) -> Vec<String> {
 mod tests {
     use serde_json::json;
 
+    use super::super::is_claude_code;
     use super::*;
 
     /// An attended terminal session of `claude` in `dir`, its HOME `dir/home`.
