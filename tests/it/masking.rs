@@ -5,8 +5,6 @@
 //! as each keeps it. The local reasons log keeps every one, and `--no-mask` lets them through.
 
 use std::path::Path;
-use std::thread;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -16,7 +14,7 @@ use crate::util::phoenix::Phoenix;
 use crate::util::redis::Redis;
 use crate::util::report_page::dom;
 use crate::util::upstream::{bash_tool, request, Upstream};
-use crate::util::{arg, claude_call, read_reasons_log, run};
+use crate::util::{arg, claude_call, eventually, read_reasons_log, run};
 
 /// The model calls Bash as the id the user's message names (`toolu_LABEL_N`), with the Nth fake
 /// credential's sentence as its command and as its reason.
@@ -30,19 +28,6 @@ fn model(request: &Value) -> Vec<Value> {
 
 fn id(label: &str, n: usize) -> String {
     format!("toolu_{label}_{n}")
-}
-
-/// Waits until `found` gives something, for what leaves in the background.
-#[track_caller]
-fn eventually<T>(what: &str, found: impl Fn() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(found) = found() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "never: {what}");
-        thread::sleep(Duration::from_millis(200));
-    }
 }
 
 /// Every fake's secret is in `text` (as written), or none is and each kind's mark is (masked).

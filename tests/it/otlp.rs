@@ -5,15 +5,14 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::util::gateway::Gateway;
 use crate::util::phoenix::{free_port, Phoenix};
 use crate::util::upstream::{bash_tool, Upstream};
-use crate::util::{arg, lines_of, mcp_fixture, reasons, run_with_stdin};
+use crate::util::{arg, eventually, lines_of, mcp_fixture, reasons, run_with_stdin};
 
 const REASON: &str = "Find what the build left behind";
 
@@ -44,14 +43,10 @@ fn each_reason_arrives_in_phoenix_as_a_span_and_a_collector_away_stops_nothing()
     );
     turn(&gateway, "toolu_otlp_plain", false);
     turn(&gateway, "toolu_otlp_streamed", true);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let spans = loop {
+    let spans = eventually("both spans reach Phoenix", || {
         let spans = phoenix.spans();
-        if spans.len() >= 2 || Instant::now() > deadline {
-            break spans;
-        }
-        thread::sleep(Duration::from_millis(200));
-    };
+        (spans.len() >= 2).then_some(spans)
+    });
     let mut ids: Vec<&str> = spans
         .iter()
         .map(|span| span["attributes"]["gen_ai.tool.call.id"].as_str().unwrap())
@@ -114,25 +109,20 @@ fn each_reason_arrives_in_phoenix_as_a_span_and_a_collector_away_stops_nothing()
     }
     drop(stdin);
     assert!(proxy.wait().unwrap().success());
-    let deadline = Instant::now() + Duration::from_secs(30);
     let via = |spans: &[Value], id: &str| {
         spans
             .iter()
             .find(|span| span["attributes"]["gen_ai.tool.call.id"] == id)
             .map(|span| span["attributes"]["reasons.via"].clone())
     };
-    loop {
+    eventually("the filter's span and the proxy's reach Phoenix", || {
         let spans = phoenix.spans();
         let found = (
             via(&spans, "toolu_otlp_filter"),
             via(&spans, "toolu_otlp_proxy"),
         );
-        if found == (Some(json!("filter")), Some(json!("proxy"))) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{found:?}: {spans:?}");
-        thread::sleep(Duration::from_millis(200));
-    }
+        (found == (Some(json!("filter")), Some(json!("proxy")))).then_some(())
+    });
 
     // A recorded log: every call, every status, twice (the same spans again).
     let extracted = crate::util::extract_records(&["samples/claude-code.jsonl"]);
@@ -145,18 +135,14 @@ fn each_reason_arrives_in_phoenix_as_a_span_and_a_collector_away_stops_nothing()
         ]);
         assert_eq!(exported.code, 0, "{}", exported.stderr);
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let exported = loop {
+    let exported = eventually("every exported call reaches Phoenix", || {
         let exported: Vec<Value> = phoenix
             .spans()
             .into_iter()
             .filter(|span| span["attributes"]["reasons.source"].is_string())
             .collect();
-        if exported.len() >= extracted.len() || Instant::now() > deadline {
-            break exported;
-        }
-        thread::sleep(Duration::from_millis(200));
-    };
+        (exported.len() >= extracted.len()).then_some(exported)
+    });
     let mut statuses: Vec<(String, String)> = exported
         .iter()
         .map(|span| {

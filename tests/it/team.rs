@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::util::gateway::Gateway;
 use crate::util::redis::Redis;
 use crate::util::upstream::{bash_tool, declares_tools, read_request, request, Reply, Upstream};
-use crate::util::{arg, read_reasons_log, run_with_stdin, write_reasons_log};
+use crate::util::{arg, eventually, read_reasons_log, run_with_stdin, write_reasons_log};
 
 const REASON: &str = "See what the build left behind";
 
@@ -254,16 +254,6 @@ fn replica(upstream: &Upstream, redis: &Redis) -> Gateway {
     )
 }
 
-/// Waits until `done` holds, for what is written in the background.
-#[track_caller]
-fn eventually(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn two_replicas_on_one_redis_restore_and_serve_each_others_reasons() {
@@ -280,7 +270,7 @@ fn two_replicas_on_one_redis_restore_and_serve_each_others_reasons() {
     assert!(read_reasons_log(&b.log).is_empty(), "B took nothing itself");
     let url_b = format!("http://{}", b.address);
     eventually("B serves A's reason", || {
-        get(&b, "/reasons/v1/calls/toolu_acrossAB").status == 200
+        (get(&b, "/reasons/v1/calls/toolu_acrossAB").status == 200).then_some(())
     });
     turn(&b, &second_turn("toolu_acrossAB"));
     assert_eq!(
@@ -317,7 +307,7 @@ fn a_store_stopped_and_restarted_never_stops_a_request_and_is_used_again() {
     let (a, b) = (replica(&upstream, &redis), replica(&upstream, &redis));
     turn(&a, &first_turn("toolu_before_stop", false));
     eventually("B serves it", || {
-        get(&b, "/reasons/v1/calls/toolu_before_stop").status == 200
+        (get(&b, "/reasons/v1/calls/toolu_before_stop").status == 200).then_some(())
     });
     redis.stop();
     // Every request is answered, plain and streamed, and no reason reaches the agent.
@@ -353,7 +343,7 @@ fn a_store_stopped_and_restarted_never_stops_a_request_and_is_used_again() {
             a.stderr_until(|_| true),
             b.stderr_until(|_| true)
         ),
-        || get(&b, "/reasons/v1/calls/toolu_after_restart").status == 200,
+        || (get(&b, "/reasons/v1/calls/toolu_after_restart").status == 200).then_some(()),
     );
     turn(&b, &second_turn("toolu_after_restart"));
     assert_eq!(

@@ -400,3 +400,18 @@ pub fn only_file(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
     );
     found.remove(0)
 }
+
+/// Waits until `found` gives something, for what happens in the background (a record written, a
+/// span sent, a line shown): asked every 20 ms, for at most 60 seconds, then the test fails
+/// naming `what`. Tests wait for a condition this way, never for a fixed time.
+#[track_caller]
+pub fn eventually<T>(what: &str, mut found: impl FnMut() -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(found) = found() {
+            return found;
+        }
+        assert!(std::time::Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
