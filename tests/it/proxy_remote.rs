@@ -431,3 +431,29 @@ fn proxy_remote_a_servers_own_request_reaches_the_client_and_its_answer_the_serv
     );
     session.close();
 }
+
+#[test]
+fn proxy_remote_a_server_that_never_answers_initialize_ends_when_the_client_leaves() {
+    let server = Upstream::start(|_| {
+        Answer::Faulty(
+            Vec::new(),
+            0,
+            Fault::Stall(std::time::Duration::from_secs(60)),
+        )
+    });
+    let mut session = proxy(&format!("{}/mcp", server.url()), &[], &[]);
+    session.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}));
+    session.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
+    eventually("the initialize request reaches the server", || {
+        (!server.received().is_empty()).then_some(())
+    });
+    let started = std::time::Instant::now();
+    let ended = session.close();
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(
+        server.received().len(),
+        1,
+        "the ping waited for the session id"
+    );
+}

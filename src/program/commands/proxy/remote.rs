@@ -171,28 +171,52 @@ pub fn run(
     });
     runtime.block_on(async {
         let mut posts = JoinSet::new();
-        let mut output_gone = false;
-        while let Some(event) = from_client.recv().await {
-            match event {
-                FromClient::Message(message) if message.initialize.is_some() => {
-                    // Everything after it needs the session id its answer gives.
-                    Arc::clone(&remote).post(message).await;
-                }
-                FromClient::Message(message) => {
+        // The answer to `initialize` gives the session id everything after it needs: what the
+        // client sends meanwhile is held until it has come, while the client's leaving is
+        // still noticed at once.
+        let mut initializing: Option<tokio::task::JoinHandle<()>> = None;
+        let mut held = Vec::new();
+        let output_gone = loop {
+            let next = match &mut initializing {
+                Some(initialize) => tokio::select! {
+                    _ = initialize => None,
+                    event = from_client.recv() => Some(event),
+                },
+                None => Some(from_client.recv().await),
+            };
+            let Some(event) = next else {
+                initializing = None;
+                for message in held.drain(..) {
                     posts.spawn(Arc::clone(&remote).post(message));
                 }
-                FromClient::InputEnded => break,
-                FromClient::OutputGone => {
-                    output_gone = true;
-                    break;
+                continue;
+            };
+            match event {
+                None | Some(FromClient::InputEnded) => break false,
+                Some(FromClient::OutputGone) => break true,
+                Some(FromClient::Message(message)) if initializing.is_some() => {
+                    held.push(message);
+                }
+                Some(FromClient::Message(message)) if message.initialize.is_some() => {
+                    initializing = Some(tokio::spawn(Arc::clone(&remote).post(message)));
+                }
+                Some(FromClient::Message(message)) => {
+                    posts.spawn(Arc::clone(&remote).post(message));
                 }
             }
             while posts.try_join_next().is_some() {}
-        }
+        };
         if !output_gone {
-            let _ =
-                tokio::time::timeout(GRACE, async { while posts.join_next().await.is_some() {} })
-                    .await;
+            let _ = tokio::time::timeout(GRACE, async {
+                if let Some(initialize) = initializing {
+                    let _ = initialize.await;
+                }
+                for message in held {
+                    posts.spawn(Arc::clone(&remote).post(message));
+                }
+                while posts.join_next().await.is_some() {}
+            })
+            .await;
         }
         posts.abort_all();
         remote.close().await;
