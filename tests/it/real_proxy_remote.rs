@@ -140,7 +140,25 @@ fn real_proxy_remote_in_front_of_server_everything_over_streamable_http() {
     );
     session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
-    let listing = session.request(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    // The server registers its sampling and elicitation tools once it knows the client's
+    // capabilities, after initialization: listed until they are there, as a client that
+    // follows `notifications/tools/list_changed` would see them.
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut id = 100;
+    let listing = loop {
+        id += 1;
+        let listing = session.request(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+        let listed = |name: &str| {
+            listing["result"]["tools"]
+                .as_array()
+                .is_some_and(|tools| tools.iter().any(|tool| tool["name"] == name))
+        };
+        if listed("trigger-sampling-request") && listed("trigger-elicitation-request") {
+            break listing;
+        }
+        assert!(std::time::Instant::now() < deadline, "{listing}");
+        thread::sleep(std::time::Duration::from_millis(20));
+    };
     let tools = listing["result"]["tools"].as_array().expect("tools");
     let echo = tools
         .iter()
