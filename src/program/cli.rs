@@ -128,7 +128,7 @@ pub enum Command {
     /// calls on their way to a tool (MCP `tools/call` requests, bare call objects) lose it.
     /// Every other line passes byte for byte. Each reason taken off is shown on stderr.
     Filter(FilterArgs),
-    /// Run an MCP stdio server behind the reasons layer.
+    /// Run an MCP server behind the reasons layer: a stdio one, or a remote one with --url.
     ///
     /// Starts SERVER with its arguments and sits between it and the MCP client that started
     /// `reasons`: the server's tool listings gain the optional `reason` parameter on the way to
@@ -136,6 +136,14 @@ pub enum Command {
     /// untouched; the server's stderr is the proxy's. When the client closes stdin, the server's
     /// stdin is closed too, and a server still running 2 seconds later is killed. Exits with the
     /// server's exit status, or 128 + N when signal N ended it; 2 when it cannot be started.
+    ///
+    /// With --url instead of SERVER, the server is a remote one, reached over MCP's Streamable
+    /// HTTP transport, and the proxy is its stdio face for the client (as `mcp-remote` is):
+    /// the session id, the protocol version, the server's own event stream and resumption of a
+    /// broken one are handled as the transport says, and the session is ended (DELETE) when the
+    /// client closes stdin; then the proxy exits 0. A request the server cannot answer
+    /// (unreachable, TLS, an HTTP error, a stream cut short) gets a JSON-RPC error naming the
+    /// cause, and a line that is not JSON a parse error (-32700); the proxy goes on.
     Proxy(ProxyArgs),
     /// Apply the reasons layer at a model's API, for an agent's built-in tools too.
     ///
@@ -478,8 +486,23 @@ pub struct ProxyArgs {
     #[allow(missing_docs)]
     pub mask: NoMaskArgs,
 
+    /// A remote MCP server's URL (Streamable HTTP), instead of a SERVER to run.
+    #[arg(long, value_name = "URL", conflicts_with = "server")]
+    pub url: Option<String>,
+
+    /// A header sent with every request to the --url server, as 'NAME: VALUE' (repeatable). A
+    /// `${VARIABLE}` in the value is taken from the environment, so that no secret sits in a
+    /// client's config file: --header 'Authorization: Bearer ${GITHUB_TOKEN}'.
+    #[arg(long, value_name = "NAME: VALUE", requires = "url")]
+    pub header: Vec<String>,
+
     /// The MCP server to run, and its arguments (after `--`).
-    #[arg(value_name = "SERVER", required = true, num_args = 1.., last = true)]
+    #[arg(
+        value_name = "SERVER",
+        required_unless_present = "url",
+        num_args = 1..,
+        last = true
+    )]
     pub server: Vec<String>,
 }
 

@@ -23,6 +23,7 @@ mod man;
 mod masking;
 mod otlp;
 mod proxy;
+mod proxy_remote;
 #[cfg(unix)]
 mod real_agents;
 #[cfg(unix)]
@@ -39,6 +40,8 @@ mod real_model_agent;
 mod real_more_agents;
 #[cfg(unix)]
 mod real_prompt;
+#[cfg(unix)]
+mod real_proxy_remote;
 mod reason_position;
 #[cfg(unix)]
 mod release;

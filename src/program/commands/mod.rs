@@ -100,14 +100,31 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             io::stdin().lock(),
             io::stdout().lock(),
         ),
-        Command::Proxy(args) => proxy::run(
-            &args.server,
-            reasons_log::which(args.reasons_log, Purpose::WhenNamed).as_deref(),
-            args.meta,
-            position(args.reason_position),
-            otlp::endpoint(args.otlp).as_deref(),
-            masking(args.mask),
-        ),
+        Command::Proxy(args) => {
+            let reasons_log = reasons_log::which(args.reasons_log, Purpose::WhenNamed);
+            let position = position(args.reason_position);
+            let otlp = otlp::endpoint(args.otlp);
+            let masking = masking(args.mask);
+            match args.url {
+                Some(url) => proxy::remote::run(
+                    &url,
+                    &args.header,
+                    reasons_log.as_deref(),
+                    args.meta,
+                    position,
+                    otlp.as_deref(),
+                    masking,
+                ),
+                None => proxy::run(
+                    &args.server,
+                    reasons_log.as_deref(),
+                    args.meta,
+                    position,
+                    otlp.as_deref(),
+                    masking,
+                ),
+            }
+        }
         Command::Gateway(args) => {
             let shared = args.gateway;
             gateway::run(gateway::Options {

@@ -23,6 +23,10 @@ use reasons::stream::proxy_halves;
 use crate::program::exit_codes::ExitCode;
 use crate::program::relay::{pump, PumpError, ReasonSink};
 
+mod headers;
+pub mod remote;
+mod sse;
+
 /// How long a server may take to exit once its client has gone and its stdin is closed.
 const GRACE: Duration = Duration::from_secs(2);
 

@@ -1,0 +1,157 @@
+//! An MCP client's side of a stdio session with `reasons proxy`: JSON lines to it, lines back
+//! (each waited for with a deadline), its stderr collected.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a line or the end of the session may take before the test fails.
+pub const WAIT: Duration = Duration::from_secs(15);
+
+pub struct McpSession {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Vec<u8>>,
+    stderr: Option<JoinHandle<String>>,
+}
+
+/// How a session ended.
+pub struct Ended {
+    pub code: Option<i32>,
+    pub stderr: String,
+}
+
+impl McpSession {
+    pub fn start(mut command: Command) -> McpSession {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the session starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let (sender, lines) = mpsc::channel();
+        thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match stdout.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if sender.send(line).is_err() => break,
+                    Ok(_) => {}
+                }
+            }
+        });
+        let stderr = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        McpSession {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: Some(stderr),
+        }
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("the session reads");
+        stdin.flush().expect("the session reads");
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).expect("JSON");
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    #[track_caller]
+    pub fn recv_raw(&mut self) -> Vec<u8> {
+        self.lines
+            .recv_timeout(WAIT)
+            .expect("a line from the proxy in time")
+    }
+
+    #[track_caller]
+    pub fn recv(&mut self) -> Value {
+        let line = self.recv_raw();
+        assert!(line.ends_with(b"\n"), "one message a line");
+        serde_json::from_slice(&line).expect("a JSON line")
+    }
+
+    /// The next message that is not a notification (a server's progress or log line may come
+    /// before the answer).
+    #[track_caller]
+    pub fn recv_skipping_notifications(&mut self, notifications: &mut Vec<Value>) -> Value {
+        loop {
+            let message = self.recv();
+            if message.get("id").is_some() {
+                return message;
+            }
+            notifications.push(message);
+        }
+    }
+
+    #[track_caller]
+    pub fn request(&mut self, message: &Value) -> Value {
+        self.send(message);
+        self.recv_skipping_notifications(&mut Vec::new())
+    }
+
+    /// Closes stdin, as a client does to end the session, and waits for the end.
+    pub fn close(mut self) -> Ended {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + WAIT;
+        let status = loop {
+            if let Some(status) = self
+                .child
+                .try_wait()
+                .expect("the session can be waited for")
+            {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the session did not end in time");
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        let stderr = self
+            .stderr
+            .take()
+            .map(|stderr| stderr.join().expect("stderr is read"))
+            .unwrap_or_default();
+        Ended {
+            code: status.code(),
+            stderr,
+        }
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `found` finds what it looks for, and returns it; fails the test naming `what`
+/// when it has not within [`WAIT`].
+#[track_caller]
+pub fn eventually<T>(what: &str, found: impl Fn() -> Option<T>) -> T {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(found) = found() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {WAIT:?}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
