@@ -37,8 +37,8 @@ use reasons::record::Format;
 use serde_json::{json, Value};
 
 use super::{
-    hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, Home, Hook, Lookup,
-    Placement, Run,
+    hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, Home, Hook, Installs,
+    Lookup, Placement, Run,
 };
 use crate::program::hook::asks::{runs_program, shell, Surroundings};
 use crate::program::hook::settings::{hook_handlers, is_our_hook};
@@ -60,6 +60,7 @@ pub const AGENT: Agent = Agent {
         command: "claude",
         pointed: "`ANTHROPIC_BASE_URL`; its hook in `--settings`.",
         strips: true,
+        confirms: false,
         given,
         wire,
     }),
@@ -76,6 +77,7 @@ const HOOK: Hook = Hook {
     call: pre_tool_use_call,
     lookup: Lookup::CallId,
     message_beside: true,
+    installs: Installs::Settings,
     ask: Some(Ask {
         is_agent: is_claude_code,
         would_ask,
