@@ -20,7 +20,7 @@ use crate::real_more_agents::{
 use crate::real_run::{check_run, Outcome, Untouched};
 use crate::util::bounded::run_bounded_within;
 use crate::util::chat_model::one_call_model;
-use crate::util::real_parts::{part, PI};
+use crate::util::real_parts::{part, HERMES, PI};
 use crate::util::sandbox::Sandbox;
 use crate::util::upstream::Upstream;
 use crate::util::{arg, extract_records_and_warnings, only_file};
@@ -149,4 +149,63 @@ fn real_pi_runs_through_reasons_run_with_the_reason_kept_in_its_log() {
 #[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
 fn real_pi_runs_through_reasons_run_stripped_and_joined_by_call_id() {
     pi_run(true);
+}
+
+// ---- Hermes -----------------------------------------------------------------------------------
+
+/// Hermes with the person's endpoint in `~/.hermes/config.yaml` (its JSON session snapshots on,
+/// the log `extract` reads), headless (`chat -Q --yolo -q`).
+fn hermes_run(strip: bool) {
+    let sandbox = Sandbox::new();
+    let upstream = Upstream::start(one_call_model(
+        CALL_ID,
+        "terminal",
+        json!({"command": COMMAND, "reason": REASON}),
+        "Done: the shell ran.",
+    ));
+    let home = sandbox.path("home");
+    let work = sandbox.path("work");
+    let config = format!(
+        "model:\n  default: gpt-4.1\n  provider: custom\n  base_url: {}/v1\n  api_key: {KEY}\n  \
+         api_mode: chat_completions\nsessions:\n  write_json_snapshots: true\n",
+        upstream.url()
+    );
+    let settings = Untouched::write(&[(home.join(".hermes/config.yaml"), config)]);
+    // A person who has used Hermes has its sessions folder.
+    std::fs::create_dir_all(home.join(".hermes/sessions")).unwrap();
+    let run: &[&str] = if strip {
+        &["hermes", "--strip"]
+    } else {
+        &["hermes"]
+    };
+    let args = ["chat", "-Q", "--yolo", "-q", PROMPT];
+    let outcome = reasons_run_with(&sandbox, run, &part(HERMES), &args, &[]);
+    check_run(&outcome, &sandbox, "terminal", CALL_ID, REASON);
+    assert_eq!(
+        std::fs::read_to_string(work.join("marker")).unwrap(),
+        MARKER
+    );
+    settings.check();
+    // Only the config was the person's: the run's home linked the rest and wrote nothing else.
+    let session = only_file(&home.join(".hermes/sessions"), "session_", ".json");
+    let call = joined_call(
+        &session,
+        &sandbox,
+        "terminal",
+        if strip { "log" } else { "call" },
+    );
+    assert_eq!(call["call_id"], CALL_ID, "{call}");
+    assert!(!home.join(".hermes/plugins").exists());
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_hermes_runs_through_reasons_run_with_the_reason_kept_in_its_log() {
+    hermes_run(false);
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_hermes_runs_through_reasons_run_stripped_and_joined_by_call_id() {
+    hermes_run(true);
 }

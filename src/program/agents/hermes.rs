@@ -581,8 +581,7 @@ fn with_enabled(text: &str, name: &str) -> anyhow::Result<String> {
 fn list_items(lines: &[&str], at: usize, end: usize) -> Vec<usize> {
     let key_indent = indent(lines[at]);
     let mut items = Vec::new();
-    for number in at + 1..end {
-        let line = lines[number];
+    for (number, line) in lines.iter().enumerate().take(end).skip(at + 1) {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
