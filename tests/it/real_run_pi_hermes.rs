@@ -37,13 +37,8 @@ const COMMAND: &str = "printf '%s-%s' shell ran > marker";
 #[track_caller]
 fn joined_call(log: &Path, sandbox: &Sandbox, tool: &str, from: &str) -> Value {
     let reasons_log = sandbox.default_reasons_log();
-    let (records, warnings) = extract_records_and_warnings(&[
-        "--format",
-        "jsonl",
-        "--reasons-log",
-        arg(&reasons_log),
-        arg(log),
-    ]);
+    let (records, warnings) =
+        extract_records_and_warnings(&["--reasons-log", arg(&reasons_log), arg(log)]);
     let calls: Vec<&Value> = records
         .iter()
         .filter(|record| record["tool"] == tool)
