@@ -645,6 +645,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub watch: bool,
 
+    /// Ask before each call, the model's reason in the question, for an agent that asks nothing
+    /// by default (its line below says so).
+    #[arg(long)]
+    pub confirm: bool,
+
     /// The agent's own arguments (after `--`).
     #[arg(value_name = "AGENT_ARGS", last = true)]
     pub args: Vec<String>,
@@ -820,7 +825,7 @@ pub struct HookRunArgs {
 #[derive(Debug, Args)]
 pub struct HookInstallArgs {
     /// The agent whose settings to change.
-    #[arg(value_parser = AgentName::with_hooks())]
+    #[arg(value_parser = AgentName::with_installed_hooks())]
     pub agent: &'static Agent,
 
     /// The settings file to change instead of the agent's user settings.
@@ -847,7 +852,7 @@ pub struct HookInstallArgs {
 #[derive(Debug, Args)]
 pub struct HookUninstallArgs {
     /// The agent whose settings to change.
-    #[arg(value_parser = AgentName::with_hooks())]
+    #[arg(value_parser = AgentName::with_installed_hooks())]
     pub agent: &'static Agent,
 
     /// The settings file to change instead of the agent's user settings.
@@ -920,10 +925,15 @@ impl AgentName {
         }
     }
 
-    /// The agents `reasons hook` answers.
-    pub fn with_hooks() -> AgentName {
+    /// The agents whose hook `reasons hook install` writes.
+    pub fn with_installed_hooks() -> AgentName {
         AgentName {
-            serves: |agent| agent.hook.is_some(),
+            serves: |agent| {
+                agent
+                    .hook
+                    .as_ref()
+                    .is_some_and(|hook| !matches!(hook.installs, agents::Installs::RunOnly))
+            },
         }
     }
 

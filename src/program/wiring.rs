@@ -170,6 +170,9 @@ pub struct Pointing<'a> {
     /// The hook as `hook install` writes it, in the prompt where the agent asks (for an agent
     /// that has a hook).
     pub hook_command: Option<String>,
+    /// Whether the person asked to approve each call, its reason in the question (`reasons run
+    /// --confirm`, for an agent that takes it).
+    pub confirm: bool,
 }
 
 impl Pointing<'_> {

@@ -60,4 +60,6 @@ mod watch;
 #[cfg(unix)]
 mod real_run;
 #[cfg(unix)]
+mod real_run_pi_hermes;
+#[cfg(unix)]
 mod run;

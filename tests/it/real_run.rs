@@ -35,10 +35,10 @@ use crate::util::{arg, quoted, read_reasons_log};
 const LIMIT: Duration = Duration::from_secs(300);
 
 /// What `reasons run` did.
-struct Outcome {
-    status: std::process::ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Outcome {
+    pub(crate) status: std::process::ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// `reasons run AGENT --program PROGRAM -- ARGS` in the sandbox, with `env` added.
@@ -69,10 +69,10 @@ fn reasons_run(
 }
 
 /// The person's settings files and what they hold before the run: they must hold the same after.
-struct Untouched(Vec<(PathBuf, Vec<u8>)>);
+pub(crate) struct Untouched(Vec<(PathBuf, Vec<u8>)>);
 
 impl Untouched {
-    fn write(files: &[(PathBuf, String)]) -> Untouched {
+    pub(crate) fn write(files: &[(PathBuf, String)]) -> Untouched {
         for (path, text) in files {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
@@ -80,7 +80,7 @@ impl Untouched {
         Untouched::keep(files.iter().map(|(path, _)| path.clone()).collect())
     }
 
-    fn keep(paths: Vec<PathBuf>) -> Untouched {
+    pub(crate) fn keep(paths: Vec<PathBuf>) -> Untouched {
         Untouched(
             paths
                 .into_iter()
@@ -93,7 +93,7 @@ impl Untouched {
     }
 
     #[track_caller]
-    fn check(&self) {
+    pub(crate) fn check(&self) {
         for (path, before) in &self.0 {
             let after = std::fs::read(path).unwrap();
             assert_eq!(
@@ -109,7 +109,13 @@ impl Untouched {
 /// The checks every agent's run shares: its status, the reason logged under the call's id, the
 /// summary line counting the one call with its reason.
 #[track_caller]
-fn check_run(outcome: &Outcome, sandbox: &Sandbox, tool: &str, call_id: &str, reason: &str) {
+pub(crate) fn check_run(
+    outcome: &Outcome,
+    sandbox: &Sandbox,
+    tool: &str,
+    call_id: &str,
+    reason: &str,
+) {
     assert!(
         outcome.status.success(),
         "{}\nstdout: {}\nstderr: {}",
@@ -598,7 +604,7 @@ fn real_cline_runs_through_reasons_run() {
 // ---- interactive, in a terminal ---------------------------------------------------------------
 
 /// The width and height of the terminal the interactive runs are in.
-const TERMINAL: (u16, u16) = (160, 50);
+pub(crate) const TERMINAL: (u16, u16) = (160, 50);
 
 /// How long an interactive agent may take to show a screen.
 const SCREEN_LIMIT: Duration = Duration::from_secs(120);
@@ -606,7 +612,7 @@ const SCREEN_LIMIT: Duration = Duration::from_secs(120);
 /// The screen once `done` holds for it (kept under `target/screens/NAME.txt` for a person to
 /// look at), or a failure showing it after two minutes.
 #[track_caller]
-fn screen_when(tmux: &Tmux, name: &str, done: impl Fn(&str) -> bool) -> String {
+pub(crate) fn screen_when(tmux: &Tmux, name: &str, done: impl Fn(&str) -> bool) -> String {
     let screen = tmux.screen_within(name, SCREEN_LIMIT, done);
     keep_screen(name, &screen);
     screen

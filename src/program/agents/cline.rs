@@ -29,6 +29,7 @@ pub const AGENT: Agent = Agent {
         command: "cline",
         pointed: "a copy of its provider settings (`CLINE_PROVIDER_SETTINGS_PATH`) with the base URL set by `cline auth --baseurl` pointed at the gateway; no hook for one run (`--watch` shows the reasons).",
         strips: false,
+        confirms: false,
         given,
         wire,
     }),

@@ -17,7 +17,9 @@ use anyhow::bail;
 use reasons::record::Format;
 use serde_json::{json, Map, Value};
 
-use super::{hook_installed, pre_tool_use_call, Agent, Base, FindBy, Home, Hook, Placement, Run};
+use super::{
+    hook_installed, pre_tool_use_call, Agent, Base, FindBy, Home, Hook, Installs, Placement, Run,
+};
 use crate::program::wiring::{env, toml_inline, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
@@ -45,12 +47,14 @@ pub const AGENT: Agent = Agent {
         call: pre_tool_use_call,
         lookup: FindBy::CallId,
         message_beside: true,
+        installs: Installs::Settings,
         ask: None,
     }),
     run: Some(Run {
         command: "codex",
         pointed: "a copy of the model provider you chose, its base URL the gateway's (`-c model_providers…`); its hook in `-c hooks.PreToolUse=…`, which Codex asks you to review and trust before it first runs.",
         strips: false,
+        confirms: false,
         given,
         wire,
     }),

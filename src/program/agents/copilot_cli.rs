@@ -39,7 +39,9 @@ use anyhow::bail;
 use reasons::record::Format;
 use serde_json::{json, Value};
 
-use super::{hook_installed, Agent, Ask, Base, FindBy, Home, Hook, HookCall, Placement, Run};
+use super::{
+    hook_installed, Agent, Ask, Base, FindBy, Home, Hook, HookCall, Installs, Placement, Run,
+};
 use crate::program::hook::asks::{runs_program, shell, Surroundings};
 use crate::program::hook::settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json, read_json_with_comments};
@@ -60,6 +62,7 @@ pub const AGENT: Agent = Agent {
         command: "copilot",
         pointed: "its own provider's `COPILOT_PROVIDER_BASE_URL` (set it, with `COPILOT_PROVIDER_TYPE`, as for any provider of yours); its hook in `--plugin-dir`, a plugin of the run's own made in a temporary folder and removed at the end.",
         strips: false,
+        confirms: false,
         given,
         wire,
     }),
@@ -79,6 +82,7 @@ const HOOK: Hook = Hook {
     lookup: FindBy::Touched,
     // It shows no message of a hook's beside its calls.
     message_beside: false,
+    installs: Installs::Settings,
     ask: Some(Ask {
         is_agent: is_copilot_cli,
         would_ask,

@@ -4,7 +4,7 @@
 use reasons::record::Format;
 use serde_json::{json, Value};
 
-use super::{Agent, Base, FindBy, Home, Hook, HookCall, Placement, Run};
+use super::{Agent, Base, FindBy, Home, Hook, HookCall, Installs, Placement, Run};
 use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
@@ -28,12 +28,14 @@ pub const AGENT: Agent = Agent {
         call,
         lookup: FindBy::Touched,
         message_beside: true,
+        installs: Installs::Settings,
         ask: None,
     }),
     run: Some(Run {
         command: "gemini",
         pointed: "`GOOGLE_GEMINI_BASE_URL`; it takes its hook only from settings files (`reasons hook install gemini`).",
         strips: false,
+        confirms: false,
         given,
         wire,
     }),

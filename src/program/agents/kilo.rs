@@ -21,6 +21,7 @@ pub const AGENT: Agent = Agent {
         command: "kilo",
         pointed: "its providers' `baseURL` in `KILO_CONFIG_CONTENT`; no hook for one run (`--watch` shows the reasons).",
         strips: false,
+        confirms: false,
         given: |_| Ok(opencode::base_urls(&CONFIG)),
         wire: |wiring, to, _| opencode::wire(&CONFIG, wiring, to),
     }),

@@ -211,6 +211,25 @@ pub struct Hook {
     pub message_beside: bool,
     /// Whether and how it asks, for an agent that shows a hook's text only in its dialog.
     pub ask: Option<Ask>,
+    /// What `hook install` writes for it.
+    pub installs: Installs,
+}
+
+/// What `reasons hook install AGENT` writes, and `uninstall` takes out.
+pub enum Installs {
+    /// An entry in its user settings ([`Hook::user_settings`], [`Hook::entry`]).
+    Settings,
+    /// Files of ours in its home (a plugin), with whatever enables them.
+    Files {
+        /// Where they go, as help text says it.
+        described: &'static str,
+        /// Writes them, the hook's command line given; says what it did on `out`.
+        install: fn(command: &str, out: &mut dyn std::io::Write) -> anyhow::Result<()>,
+        /// Takes them out again; says what it did on `out`.
+        uninstall: fn(out: &mut dyn std::io::Write) -> anyhow::Result<()>,
+    },
+    /// Nothing: the hook is wired by `reasons run` for its run only.
+    RunOnly,
 }
 
 impl Hook {
@@ -268,6 +287,9 @@ pub struct Run {
     /// The base URLs it is already given, from every place it reads one (its environment, its
     /// flags among `args`, its settings files), each to become the upstream of its API.
     pub given: fn(args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>>,
+    /// Whether it takes `reasons run --confirm`: an agent that asks nothing by default, which
+    /// the run can make ask the person before each call, the reason in the question.
+    pub confirms: bool,
     /// Its arguments, environment and files that point it at the gateway (and wire the hook)
     /// for this run; `args` are the person's own, which it may change.
     pub wire: fn(&mut Wiring, &Pointing, args: &mut [String]) -> anyhow::Result<()>,
@@ -287,9 +309,15 @@ pub fn pre_tool_use_call(event: &Value) -> Option<HookCall<'_>> {
 }
 
 /// Where an agent's hook is installed, as help text says it: `~/.codex/hooks.json
-/// ($CODEX_HOME/hooks.json when set)`; `None` for an agent without a hook.
+/// ($CODEX_HOME/hooks.json when set)`; `None` for an agent without a hook, or whose hook
+/// `reasons run` wires for its run only.
 pub fn hook_settings_described(agent: &Agent) -> Option<String> {
     let hook = agent.hook.as_ref()?;
+    match hook.installs {
+        Installs::Settings => {}
+        Installs::Files { described, .. } => return Some(described.to_owned()),
+        Installs::RunOnly => return None,
+    }
     let home = &agent.home;
     let mut described = format!("{}/{}", home.shown_with(|_| None), hook.user_settings);
     let moved: Vec<String> = home

@@ -27,6 +27,7 @@ pub const AGENT: Agent = Agent {
         command: "opencode",
         pointed: "its providers' `baseURL` in `OPENCODE_CONFIG_CONTENT`; no hook for one run (`--watch` shows the reasons).",
         strips: false,
+        confirms: false,
         given: |_| Ok(base_urls(&CONFIG)),
         wire: |wiring, to, _| wire(&CONFIG, wiring, to),
     }),

@@ -24,6 +24,7 @@ pub const AGENT: Agent = Agent {
         command: "qwen",
         pointed: "`--openai-base-url`, or `OPENAI_BASE_URL`; no hook for one run (`--watch` shows the reasons).",
         strips: false,
+        confirms: false,
         given,
         wire,
     }),

@@ -168,6 +168,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
                 otlp: otlp::endpoint(shared.otlp),
                 masking: masking(shared.mask),
                 watch: args.watch,
+                confirm: args.confirm,
                 args: args.args,
             })
         }

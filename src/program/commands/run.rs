@@ -49,6 +49,8 @@ pub struct Options {
     pub otlp: Option<String>,
     /// Whether to open `reasons watch` in a tmux split.
     pub watch: bool,
+    /// Whether the agent asks the person before each call, the reason in the question.
+    pub confirm: bool,
     /// Whether the spans sent are masked (`--no-mask` turns it off).
     pub masking: reasons::masking::Masking,
     /// The agent's own arguments.
@@ -66,9 +68,15 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         strips,
         given,
         wire,
+        confirms,
         pointed: _,
     } = starts;
     let name = agent.title;
+    if options.confirm && !confirms {
+        bail!(
+            "--confirm: {name} asks before calls its own way, which `reasons run` does not change"
+        );
+    }
     let program = match &options.program {
         Some(program) => program.clone(),
         None => on_path(command).with_context(|| {
@@ -119,6 +127,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
         gateway: &gateway_url,
         given: &given,
         hook_command,
+        confirm: options.confirm,
     };
     let mut wiring = Wiring::new(format!(
         "{name} takes no hook for one run: `reasons watch` shows its reasons"

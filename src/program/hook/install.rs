@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::{Map, Value};
 
-use crate::program::agents::{self, Agent, Hook, Placement};
+use crate::program::agents::{self, Agent, Hook, Installs, Placement};
 use crate::program::exit_codes::ExitCode;
 use crate::program::hook::settings::{hook_command, our_commands, remove_ours, shell_quote};
 
@@ -45,13 +45,17 @@ fn hook_of(agent: &Agent) -> anyhow::Result<&Hook> {
 pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let agent = options.agent;
     let hook = hook_of(agent)?;
-    let (path, create) = settings_path(agent, options.file)?;
     let command = hook_command(
         agent.name(),
         options.reasons_log.as_deref(),
         options.placement,
         options.gateway.as_deref(),
     )?;
+    if let Some(files) = own_files(agent, hook, options.file.as_deref())? {
+        (files.0)(&command, out)?;
+        return Ok(ExitCode::Success);
+    }
+    let (path, create) = settings_path(agent, options.file)?;
     let mut settings = read_settings(&path)?;
     let event = hook.event;
     let groups = event_groups(&mut settings, event, &path)?;
@@ -98,6 +102,10 @@ pub fn uninstall(
     file: Option<PathBuf>,
     out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(files) = own_files(agent, hook_of(agent)?, file.as_deref())? {
+        (files.1)(out)?;
+        return Ok(ExitCode::Success);
+    }
     let (path, _) = settings_path(agent, file)?;
     if !path.exists() {
         writeln!(
@@ -143,6 +151,35 @@ pub fn uninstall(
         path.display()
     )?;
     Ok(ExitCode::Success)
+}
+
+/// The install and uninstall of an agent whose hook is files of ours rather than a settings
+/// entry; `None` for one whose hook is a settings entry.
+type OwnFiles = (
+    fn(&str, &mut dyn Write) -> anyhow::Result<()>,
+    fn(&mut dyn Write) -> anyhow::Result<()>,
+);
+
+fn own_files(agent: &Agent, hook: &Hook, file: Option<&Path>) -> anyhow::Result<Option<OwnFiles>> {
+    match hook.installs {
+        Installs::Settings => Ok(None),
+        Installs::Files {
+            install, uninstall, ..
+        } => {
+            if file.is_some() {
+                bail!(
+                    "{}'s hook is a plugin in its home, not an entry in a settings file: --file does not apply",
+                    agent.title
+                );
+            }
+            Ok(Some((install, uninstall)))
+        }
+        Installs::RunOnly => bail!(
+            "{}'s hook is wired by `reasons run {}` for its run only",
+            agent.title,
+            agent.names().next().unwrap_or_default()
+        ),
+    }
 }
 
 /// The settings file, and whether its folder may be created: the agent's own folder may be,

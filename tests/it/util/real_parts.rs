@@ -31,6 +31,10 @@ pub const CLINE: &str = "agents/node_modules/.bin/cline";
 pub const COPILOT: &str = "agents/node_modules/.bin/copilot";
 /// Copilot's own package, unpacked once (235 MB) rather than into each run's HOME.
 pub const COPILOT_CACHE: &str = "agents/copilot-cache";
+/// Pi's command line (`pi` block).
+pub const PI: &str = "pi/node_modules/.bin/pi";
+/// Hermes Agent's command line, in a venv of its own (`hermes-venv` block).
+pub const HERMES: &str = "hermes-venv/bin/hermes";
 /// The npm cache OpenCode and Kilo fetch their provider packages into.
 pub const NPM_CACHE: &str = "npm-cache";
 /// The venv with the `anthropic`, `openai`, `google-genai` and `mcp` SDKs.

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::{
     hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, FindBy, Home, Hook,
-    Placement, Run,
+    Installs, Placement, Run,
 };
 use crate::program::hook::asks::runs_program;
 use crate::program::json_settings::read_json;
@@ -34,6 +34,7 @@ pub const AGENT: Agent = Agent {
         command: "claude",
         pointed: "`ANTHROPIC_BASE_URL`; its hook in `--settings`.",
         strips: true,
+        confirms: false,
         given,
         wire,
     }),
@@ -50,6 +51,7 @@ const HOOK: Hook = Hook {
     call: pre_tool_use_call,
     lookup: FindBy::CallId,
     message_beside: true,
+    installs: Installs::Settings,
     ask: Some(Ask {
         is_agent: is_claude_code,
         would_ask,
