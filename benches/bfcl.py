@@ -89,6 +89,8 @@ CALL_STARTED = {"role": "assistant", "content": '<tool_call>\n{"name": "'}
 SETTINGS = {"model": "local", "temperature": 0, "seed": 42, "max_tokens": 400,
             "parallel_tool_calls": True, "cache_prompt": False}
 N_CTX = 8192
+# What a results file's lines must share: the answers depend on each of them.
+SAME_SETUP = ("seed", "threads", "slots", "n_ctx", "runtime", "bfcl_eval")
 OPTIONS = {"--results", "--per-category", "--from", "--seed", "--ids", "--categories", "--arms",
            "--threads", "--slots", "--cases", "--stop-at"}
 Z95 = 1.959963984540054
@@ -335,6 +337,19 @@ def arm_line(reasons, llama_url, category, entry, answers, got, log, work, parts
     return out
 
 
+def cpu():
+    """The processor's name: another one may compute a near tie the other way."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for row in info:
+                if row.startswith("model name"):
+                    return row.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
 def model_label(model):
     """`0.5b` for qwen2.5-coder-0.5b-instruct-q4_k_m.gguf."""
     name = os.path.basename(model)
@@ -364,6 +379,17 @@ def read_results(paths):
                     continue
                 sys.exit(f"bfcl: {path}:{number}: not a results line")
     return lines
+
+
+def drop_torn_tail(path):
+    """Cut a torn last line (a run killed inside its one write) off the file, so that the next
+    line is not written onto it."""
+    with open(path, "rb+") as file:
+        data = file.read()
+        if data and not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            print(f"bfcl: {path}: a torn last line ({len(data) - keep} bytes) cut off", file=sys.stderr)
+            file.truncate(keep)
 
 
 def append_line(path, line):
@@ -398,9 +424,11 @@ def run(argv):
     label = model_label(model)
     cases, drawn = draw(categories, per_category, seed, options.get("--ids"), parts, skip)
     order = {entry["id"]: number for number, (_, entry, _) in enumerate(cases)}
-    done = set()
+    done, previous = set(), []
     if results_path and os.path.exists(results_path):
-        for line in read_results([results_path]):
+        drop_torn_tail(results_path)
+        previous = read_results([results_path])
+        for line in previous:
             if line["model"] != label or line.get("seed") != seed or line["id"] not in order:
                 sys.exit(f"bfcl: {results_path}: {line['id']} ({line['model']}, seed {line.get('seed')}) "
                          f"is not a case of this draw ({label}, seed {seed}, {','.join(categories)})")
@@ -447,7 +475,17 @@ def run(argv):
                 capture_output=True, text=True).stdout.strip(),
             "bfcl_eval": parts.version(),
             "reasons": subprocess.run([reasons, "--version"], capture_output=True, text=True).stdout.strip(),
+            "cpu": cpu(),
         }
+        # The answers depend on the threads and slots (doc/bfcl.md, "The run"): one results file
+        # is one configuration.
+        for line in previous:
+            mismatched = [key for key in SAME_SETUP if line["setup"].get(key) != setup[key]]
+            if mismatched:
+                was = ", ".join(f"{key} {line['setup'].get(key)}" for key in mismatched)
+                sys.exit(f"bfcl: {results_path}: {line['id']} was asked with {was}, not "
+                         f"{', '.join(str(setup[key]) for key in mismatched)}: the answers depend "
+                         f"on it; ask with the same, or into another file")
 
         # The requests, in the drawn order: each case's arms (their order rotated by the case's
         # place in the draw), `slots` of them at a time. Once a stop is asked no case is started,
