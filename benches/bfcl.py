@@ -38,8 +38,9 @@ model, place in the draw, and per arm the calls the client got, each with the re
 logged, its tokens and `reasons check --lint`'s findings, BFCL's verdict `correct`, and the
 request's tokens and time): all its arms or nothing, in one write. A run given the same FILE
 again asks only the drawn cases FILE does not hold, in the drawn order, so a run can be stopped
-at any time (SIGTERM or Ctrl-C: the cases under way are finished and written, none is started;
-`--stop-at HH:MM` UTC: none is started after it; `--cases N`: at most N this time) and resumed;
+at any time (SIGTERM, SIGHUP or Ctrl-C: the cases under way are finished and written, none is
+started; `--stop-at HH:MM` UTC: none is started after it; `--cases N`: at most N this time) and
+resumed;
 which cases count is decided by the clock, never by a result. A request the servers did not
 answer (no connection, a time-out) stops the run without writing its case. Without `--results`,
 `run` prints one JSON object: the cases, their figures (as `table` computes them) and the draw.
@@ -451,6 +452,8 @@ def run(argv):
         stop["asked"] = True
     signal.signal(signal.SIGTERM, asked_to_stop)
     signal.signal(signal.SIGINT, asked_to_stop)
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # under nohup it stays ignored
+        signal.signal(signal.SIGHUP, asked_to_stop)
     lines = []
     session_started = now()
     try:
