@@ -40,9 +40,8 @@ request's tokens and time): all its arms or nothing, in one write. A run given t
 again asks only the drawn cases FILE does not hold, in the drawn order, so a run can be stopped
 at any time (SIGTERM, SIGHUP or Ctrl-C: the cases under way are finished and written, none is
 started; `--stop-at HH:MM` UTC: none is started after it; `--cases N`: at most N this time) and
-resumed;
-which cases count is decided by the clock, never by a result. A request the servers did not
-answer (no connection, a time-out) stops the run without writing its case. Without `--results`,
+resumed; which cases count is decided by the clock, never by a result. A request the servers did
+not answer (no connection, a time-out) stops the run without writing its case. Without `--results`,
 `run` prints one JSON object: the cases, their figures (as `table` computes them) and the draw.
 
 `table` reads results files (by default every benches/results/bfcl-*.jsonl), groups the lines by
