@@ -19,6 +19,7 @@
 mod parser;
 mod rejected;
 mod string;
+mod text;
 mod tree;
 
 pub(crate) use parser::Parser;

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::rejected::{Parsed, Rejected};
 use super::string::string;
-use super::tree::decode;
+use super::text::{decode, fingerprint, skip_whitespace};
 use super::{Json, Node, MAX_DEPTH};
 
 /// Parses JSON into a [`Json`] tree, reusing its buffers from one parse to the next.
@@ -216,15 +216,6 @@ pub(super) fn more_follow(bytes: &[u8], at: usize, closer: u8) -> Parsed<(bool, 
     Ok((more, at + 1))
 }
 
-/// The first position from `at` on that is not whitespace.
-#[inline]
-pub(super) fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(at) {
-        at += 1;
-    }
-    at
-}
-
 /// Where the literal `word` that starts at `at` ends.
 pub(super) fn literal(bytes: &[u8], at: usize, word: &[u8]) -> Parsed<usize> {
     if !bytes[at..].starts_with(word) {
@@ -288,32 +279,6 @@ pub(super) fn number(bytes: &[u8], start: usize) -> Parsed<usize> {
 /// The text of a number the parser has checked: ASCII digits and signs only.
 pub(super) fn number_text(bytes: &[u8], start: usize, end: usize) -> &str {
     std::str::from_utf8(&bytes[start..end]).unwrap_or_default()
-}
-
-/// A piece of the text between ASCII delimiters, which are always character boundaries.
-pub(super) fn slice(text: &str, start: usize, end: usize) -> &str {
-    text.get(start..end).unwrap_or_default()
-}
-
-/// One bit of 64 that a key sets in its object's fingerprint, from its length and its first and
-/// last bytes: looking up a key the object does not have mostly ends at that bit. A key with
-/// escapes may equal any other once decoded, so it sets every bit.
-pub(super) fn fingerprint(raw: &[u8], escaped: bool) -> u64 {
-    if escaped {
-        return u64::MAX;
-    }
-    let (Some(&first), Some(&last)) = (raw.first(), raw.last()) else {
-        return 1;
-    };
-    let mix = raw.len() ^ usize::from(first) << 1 ^ usize::from(last) << 3;
-    1u64 << (mix % 64)
-}
-
-/// Whether two keys are the same bytes. Keys are short and compared by the thousand in a
-/// large body: a call to `memcmp` for each, after its lengths, costs more than the bytes.
-#[inline]
-pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 pub(super) fn same_key(bytes: &[u8], a: &Node, b: &Node) -> bool {

@@ -5,51 +5,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::parser::{fingerprint, same_bytes, skip_whitespace, slice};
-use super::string::hex4;
+use super::text::{decode, fingerprint, same_bytes, skip_whitespace, slice};
 use super::Node;
-
-/// A string's text with its escapes resolved. The parser has checked that it is UTF-8 and that
-/// every escape is one JSON allows.
-pub(super) fn decode(raw: &str, escaped: bool) -> Cow<'_, str> {
-    if !escaped {
-        return Cow::Borrowed(raw);
-    }
-    let raw = raw.as_bytes();
-    let mut text = Vec::with_capacity(raw.len());
-    let mut at = 0;
-    while let Some(found) = memchr::memchr(b'\\', &raw[at..]) {
-        text.extend_from_slice(&raw[at..at + found]);
-        at += found;
-        let (code, length) = match raw.get(at + 1) {
-            Some(b'b') => (0x08, 2),
-            Some(b'f') => (0x0C, 2),
-            Some(b'n') => (u32::from(b'\n'), 2),
-            Some(b'r') => (u32::from(b'\r'), 2),
-            Some(b't') => (u32::from(b'\t'), 2),
-            Some(b'u') => {
-                let first = u32::from(hex4(&raw[at + 2..]).unwrap_or_default());
-                if (0xD800..0xDC00).contains(&first) {
-                    let second = u32::from(hex4(&raw[at + 8..]).unwrap_or_default());
-                    (
-                        0x10000 + ((first - 0xD800) << 10 | (second.wrapping_sub(0xDC00))),
-                        12,
-                    )
-                } else {
-                    (first, 6)
-                }
-            }
-            Some(&other) => (u32::from(other), 2),
-            None => break,
-        };
-        let mut utf8 = [0; 4];
-        let code = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
-        text.extend_from_slice(code.encode_utf8(&mut utf8).as_bytes());
-        at += length;
-    }
-    text.extend_from_slice(&raw[at.min(raw.len())..]);
-    Cow::Owned(String::from_utf8(text).unwrap_or_default())
-}
 
 /// One value of a parsed tree.
 #[derive(Clone, Copy)]

@@ -42,8 +42,8 @@ use serde_json::{json, Value};
 use super::{
     hook_installed, Agent, Ask, Base, FindBy, Home, Hook, HookCall, Installs, Placement, Run,
 };
-use crate::program::hook::asks::{runs_program, shell, Surroundings};
-use crate::program::hook::settings::{hook_handlers, is_our_hook};
+use crate::program::agents::asks::{runs_program, shell, Surroundings};
+use crate::program::agents::hook_settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json, read_json_with_comments};
 use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
 

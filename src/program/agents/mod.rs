@@ -7,6 +7,7 @@
 //! ([`Agent`]): adding one is a file here and a line in [`ALL`].
 
 pub mod antigravity;
+pub mod asks;
 pub mod claude_code;
 pub mod cline;
 pub mod codex;
@@ -18,6 +19,7 @@ pub mod gemini_cli;
 pub mod goose;
 pub mod grok_cli;
 pub mod hermes;
+pub mod hook_settings;
 pub mod kilo;
 pub mod kiro_cli;
 pub mod openclaw;
@@ -32,9 +34,9 @@ use std::path::PathBuf;
 use reasons::record::Format;
 use serde_json::Value;
 
-use crate::program::hook::asks::Surroundings;
-use crate::program::hook::settings::runs_our_hook;
-pub use crate::program::hook::settings::Placement;
+use crate::program::agents::asks::Surroundings;
+use crate::program::agents::hook_settings::runs_our_hook;
+pub use crate::program::agents::hook_settings::Placement;
 use crate::program::json_settings::{json_files, read_json};
 use crate::program::wiring::{GivenBaseUrl, Pointing, Wiring};
 

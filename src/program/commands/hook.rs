@@ -7,10 +7,11 @@ use std::io;
 use reasons::reasons_log::{self, Purpose};
 
 use super::with_stdout;
+use crate::program::agents::asks::Surroundings;
 use crate::program::agents::Placement;
 use crate::program::cli::HookCommand;
 use crate::program::exit_codes::ExitCode;
-use crate::program::hook::{self, asks::Surroundings, install};
+use crate::program::hook::{self, install};
 
 /// Runs `reasons hook …`.
 pub fn run(command: HookCommand) -> anyhow::Result<ExitCode> {

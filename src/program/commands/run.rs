@@ -17,10 +17,10 @@ use reasons::layer::ReasonPosition;
 use reasons::reasons_log;
 use reasons::stats::Counts;
 
+use crate::program::agents::hook_settings::{hook_command, shell_quote};
 use crate::program::agents::{Agent, Placement, Run};
 use crate::program::exit_codes::ExitCode;
 use crate::program::gateway_server;
-use crate::program::hook::settings::{hook_command, shell_quote};
 use crate::program::messages::message;
 use crate::program::read::schedule::{read_each_in_order, SourceOptions};
 use crate::program::read::sources::{self, Source};

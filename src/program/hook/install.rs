@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde_json::{Map, Value};
 
+use crate::program::agents::hook_settings::{hook_command, our_commands, remove_ours, shell_quote};
 use crate::program::agents::{self, Agent, Hook, Installs, Placement};
 use crate::program::exit_codes::ExitCode;
-use crate::program::hook::settings::{hook_command, our_commands, remove_ours, shell_quote};
 
 /// What to install, and where.
 pub struct Options {

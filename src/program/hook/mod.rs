@@ -28,9 +28,8 @@
 //! and exits 0.
 
 pub mod ask_gateway;
-pub mod asks;
+
 pub mod install;
-pub mod settings;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -40,8 +39,8 @@ use reasons::reasons_log;
 use reasons::visible::visible;
 use serde_json::{json, Value};
 
+use crate::program::agents::asks::Surroundings;
 use crate::program::agents::{Agent, FindBy, Hook, Placement};
-use crate::program::hook::asks::Surroundings;
 
 /// More than any hook input an agent sends: a larger one is not read.
 const MAX_INPUT: u64 = 64 << 20;

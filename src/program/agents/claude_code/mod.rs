@@ -14,7 +14,7 @@ use super::{
     hook_installed, hook_settings_file, pre_tool_use_call, Agent, Ask, Base, FindBy, Home, Hook,
     Installs, Placement, Run,
 };
-use crate::program::hook::asks::runs_program;
+use crate::program::agents::asks::runs_program;
 use crate::program::json_settings::read_json;
 use crate::program::wiring::{env, GivenBaseUrl, Pointing, Wiring};
 use permissions::would_ask;

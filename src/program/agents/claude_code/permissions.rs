@@ -32,8 +32,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::AGENT;
-use crate::program::hook::asks::{shell, Surroundings};
-use crate::program::hook::settings::{hook_handlers, is_our_hook};
+use crate::program::agents::asks::{shell, Surroundings};
+use crate::program::agents::hook_settings::{hook_handlers, is_our_hook};
 use crate::program::json_settings::{json_files, read_json};
 
 /// Whether Claude Code would show the person its dialog for this `PreToolUse` event.

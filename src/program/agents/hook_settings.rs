@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 use serde_json::Value;
 
-use crate::program::hook::asks::shell;
+use crate::program::agents::asks::shell;
 
 /// Where the hook shows the reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
