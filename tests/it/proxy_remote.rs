@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::util::mcp_session::{eventually, McpSession};
+use crate::util::eventually;
+use crate::util::mcp_session::McpSession;
 use crate::util::upstream::{sse, Answer, Fault, Received, Upstream};
 use crate::util::{arg, read_reasons_log, reasons};
 

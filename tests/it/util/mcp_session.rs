@@ -141,17 +141,3 @@ impl Drop for McpSession {
         let _ = self.child.wait();
     }
 }
-
-/// Waits until `found` finds what it looks for, and returns it; fails the test naming `what`
-/// when it has not within [`WAIT`].
-#[track_caller]
-pub fn eventually<T>(what: &str, found: impl Fn() -> Option<T>) -> T {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Some(found) = found() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "{what}: not within {WAIT:?}");
-        thread::sleep(Duration::from_millis(10));
-    }
-}

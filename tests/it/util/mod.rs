@@ -12,8 +12,8 @@
 //! - [`real_parts`]: where the real third-party parts are (the agents, the SDKs, chromium);
 //! - [`llama`]: a real model (llama.cpp's server with Qwen2.5-Coder), and a relay that keeps what
 //!   passed between the gateway and it;
-//! - [`mcp_session`]: an MCP client's stdio session with `reasons proxy`, and waiting for a
-//!   condition ([`mcp_session::eventually`]);
+//! - [`mcp_session`]: an MCP client's stdio session with `reasons proxy`;
+//! - [`eventually`]: waiting for a condition, never for a fixed time;
 //! - [`bounded`]: running a program with a deadline, as every real part is;
 //! - [`chat_model`]: a scripted Chat Completions model that makes one call;
 //! - [`claude_code`]: a real Claude Code run, and the scripted Messages model it talks to;
