@@ -1,5 +1,5 @@
 """What the `reason` parameter costs on the public BFCL benchmark: run by benches/bfcl (and, on a
-fixed slice, by tests/it/real_bfcl.rs).
+fixed slice, by tests/it/real/real_bfcl.rs).
 
 usage: bfcl.py run REASONS LLAMA_PYTHON MODEL [--results FILE] [--per-category N] [--from K]
                    [--seed S] [--ids FILE] [--categories A,B] [--arms direct,last,first]
@@ -51,7 +51,7 @@ Newcombe interval (method 10 of Newcombe 1998: the Wilson intervals of both prop
 with the pairs' phi correlation) and the exact McNemar p; then fill and lint rates, the tokens the
 reason costs, and the run's cases per hour. `same` says which answers differ between two results
 files over their common cases (the determinism check). `bound` gives the CI slice's bound
-(tests/it/real_bfcl.rs): from the paired counts of a model's results over CATEGORIES
+(tests/it/real/real_bfcl.rs): from the paired counts of a model's results over CATEGORIES
 (comma-separated) for ARM (default `last`), the 99th percentile of the net paired loss on N cases
 if each case is lost with the upper 95% Wilson bound of the run's share of only-direct-right
 cases and won with its share of only-arm-right ones.

@@ -1,4 +1,4 @@
-"""The parts of bfcl-eval that benches/bfcl.py and tests/it/real_bfcl.rs use, without its heavy
+"""The parts of bfcl-eval that benches/bfcl.py and tests/it/real/real_bfcl.rs use, without its heavy
 dependencies: the data, its ground truth, BFCL's OpenAI function-calling conversion and its AST
 checker, all from the installed package (`pip install --no-deps bfcl-eval==2026.3.23`).
 

@@ -23,7 +23,7 @@ page="$dir/report-$calls.html"
 cargo build --release --quiet
 reasons=target/release/reasons
 
-# A Claude-Code-style transcript, as tests/it/browser.rs writes it: sessions of 1,000 calls over
+# A Claude-Code-style transcript, as tests/it/report/browser.rs writes it: sessions of 1,000 calls over
 # three days, shell, read, edit, search and todo calls, a third of them without a reason.
 if ! [ -s "$log" ]; then
     awk -v calls="$calls" 'BEGIN {

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::report::escaped;
+use crate::report::page::escaped;
 use crate::util::gateway::Gateway;
 use crate::util::llama::{chat_calls, LlamaServer, Relay, ANSWER_LIMIT};
 use crate::util::real_parts::python_script_within;

@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::real_more_agents::{
+use crate::real::real_more_agents::{
     SHARED_CALL_ID as CALL_ID, SHARED_KEY as KEY, SHARED_MARKER as MARKER, SHARED_PROMPT as PROMPT,
     SHARED_REASON as REASON,
 };
-use crate::real_run::{check_run, Outcome, Untouched};
+use crate::real::real_run::{check_run, Outcome, Untouched};
 use crate::util::bounded::run_bounded_within;
 use crate::util::chat_model::one_call_model;
 use crate::util::real_parts::{part, HERMES, PI};
@@ -107,7 +107,7 @@ fn pi_run(strip: bool) {
 }
 
 /// `reasons run AGENT [OPTIONS] --program PROGRAM -- ARGS` in the sandbox, as
-/// [`crate::real_run::reasons_run`] runs it, with the run's own options.
+/// [`crate::real::real_run::reasons_run`] runs it, with the run's own options.
 fn reasons_run_with(
     sandbox: &Sandbox,
     run: &[&str],

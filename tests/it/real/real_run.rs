@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::real_codex_gemini::{codex_model, responses_requests, CODEX_CALL, CODEX_REASON};
-use crate::real_more_agents::{
+use crate::real::real_codex_gemini::{codex_model, responses_requests, CODEX_CALL, CODEX_REASON};
+use crate::real::real_more_agents::{
     model_for, Agent, SHARED_CALL_ID as CALL_ID, SHARED_KEY as KEY, SHARED_MARKER as MARKER,
     SHARED_PROMPT as PROMPT, SHARED_REASON as REASON,
 };
@@ -412,7 +412,7 @@ fn real_gemini_cli_runs_through_reasons_run() {
 /// One of the five agents of `real_more_agents`, its settings pointing at the scripted model.
 fn more_agents_run(agent: Agent) {
     let _serial = (agent == Agent::Cline).then(|| {
-        crate::real_more_agents::CLINE_ONE_AT_A_TIME
+        crate::real::real_more_agents::CLINE_ONE_AT_A_TIME
             .lock()
             .unwrap_or_else(|e| e.into_inner())
     });
@@ -543,7 +543,7 @@ fn more_agents_run(agent: Agent) {
     };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let outcome = reasons_run(&sandbox, name, &program, &args, &env);
-    crate::real_more_agents::stop_leftovers(agent, &sandbox);
+    crate::real::real_more_agents::stop_leftovers(agent, &sandbox);
     check_run(&outcome, &sandbox, agent.shell_tool(), CALL_ID, REASON);
     let requests = upstream.tool_requests("/chat/completions");
     assert!(requests.len() >= 2, "{agent:?}: {requests:#?}");
