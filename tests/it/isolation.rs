@@ -17,25 +17,25 @@ use std::process::Command;
 const THE_TESTS: &[&str] = &[
     // `hook install` for every agent into a HOME of the test's (GEMINI_CLI_HOME, COPILOT_HOME,
     // CLAUDE_CONFIG_DIR would send it elsewhere).
-    "watch::hook_install_creates_the_settings_and_their_folder_in_a_fresh_home",
-    "watch::hook_install_writes_copilot_cli_s_user_hooks_file_merged_and_uninstall_undoes_it",
-    "team::hook_install_writes_the_gateway_into_the_hooks_command",
+    "hook::install::hook_install_creates_the_settings_and_their_folder_in_a_fresh_home",
+    "hook::install::hook_install_writes_copilot_cli_s_user_hooks_file_merged_and_uninstall_undoes_it",
+    "gateway::team::hook_install_writes_the_gateway_into_the_hooks_command",
     // The hooks and `watch` reading the log REASONS_LOG names, the test's own.
     "watch::reasons_log_names_the_log_watch_and_the_hooks_read",
     "watch::a_hook_given_garbage_prints_nothing_and_exits_0",
     // A gateway with no log named: its default log.
-    "gateway::a_gateway_with_no_log_named_keeps_reasons_in_its_own_homes_state_folder",
-    "gateway::a_plain_answer_loses_the_reason_that_goes_to_the_log",
+    "gateway::basics::a_gateway_with_no_log_named_keeps_reasons_in_its_own_homes_state_folder",
+    "gateway::basics::a_plain_answer_loses_the_reason_that_goes_to_the_log",
     // `reasons run` with fake agents: the hook and settings it wires, the agent's own homes.
     "run::claude_code_is_pointed_at_the_gateway_with_the_hook_for_this_run_and_its_own_args_after",
     "run::every_agent_is_pointed_at_the_gateway_its_own_way",
     "run::cline_gets_a_copy_of_its_providers_pointed_at_the_gateway_gone_with_the_run",
     // The usual folders read on a terminal (`script`), and the default reasons log joined.
-    "extract::with_no_path_and_a_terminal_the_local_agent_logs_are_read_and_announced",
-    "agents::with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced",
-    "joined::reading_the_local_folders_joins_the_default_reasons_log",
+    "read::extract::with_no_path_and_a_terminal_the_local_agent_logs_are_read_and_announced",
+    "read::agents::with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced",
+    "read::joined::reading_the_local_folders_joins_the_default_reasons_log",
     // A table in a pipe, with no width known.
-    "tables::a_stats_table_is_whole_at_140_columns_and_in_a_pipe_with_no_width_known",
+    "read::tables::a_stats_table_is_whole_at_140_columns_and_in_a_pipe_with_no_width_known",
 ];
 
 /// The variables a developer may have set, each naming a folder (or a file) in the sentinel.
