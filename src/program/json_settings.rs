@@ -1,11 +1,54 @@
 //! The agents' JSON settings files, read the one way every part of the program reads them: a
 //! file that is not there is no settings, one that is not a JSON object cannot be relied on, and
 //! a folder of them (Claude Code's managed drop-ins, Copilot CLI's hooks) is its `*.json` files in
-//! name order.
+//! name order. A settings file the program changes is replaced whole ([`replace_file`]).
 
+use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use serde_json::Value;
+
+/// Replaces the file at `path` with `text` in one rename, so that an agent starting meanwhile
+/// reads either the old file or the new one; its folder is created when missing, its mode kept,
+/// and a link (into a dotfiles repository, say) stays one: the file it points to is replaced.
+pub fn replace_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let folder = match target
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    {
+        Some(folder) => folder.to_owned(),
+        None => PathBuf::from("."),
+    };
+    fs::create_dir_all(&folder)
+        .with_context(|| format!("{}: cannot create its folder", path.display()))?;
+    let existing = fs::metadata(&target).ok();
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = folder.join(format!(".{name}.reasons-{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        file.write_all(text.as_bytes())?;
+        if let Some(meta) = &existing {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.sync_all()?;
+        fs::rename(&temporary, &target)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written.with_context(|| {
+        format!(
+            "{}: cannot write; the file is left as it was",
+            path.display()
+        )
+    })
+}
 
 /// Reads a JSON settings file: `Ok(None)` when it does not exist, an error when it exists but
 /// cannot be read as a JSON object (then the hook cannot tell what the agent decides).

@@ -32,6 +32,7 @@ use reasons::record::Format;
 use serde_json::{json, Value};
 
 use super::{Agent, Ask, Base, FindBy, Home, Hook, HookCall, Installs, Placement, Run};
+use crate::program::json_settings::replace_file;
 use crate::program::wiring::{GivenBaseUrl, Pointing, Wiring};
 
 pub const AGENT: Agent = Agent {
@@ -333,39 +334,6 @@ fn read_config(path: &Path) -> anyhow::Result<String> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
         Err(error) => Err(error).with_context(|| format!("{}: cannot read", path.display())),
     }
-}
-
-/// Replaces a file in one rename, keeping its permissions; a link stays a link (the file it
-/// points to is replaced).
-fn replace_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let folder = target.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(folder)
-        .with_context(|| format!("{}: cannot create its folder", path.display()))?;
-    let existing = fs::metadata(&target).ok();
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let temporary = folder.join(format!(".{name}.reasons-{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        file.write_all(text.as_bytes())?;
-        if let Some(meta) = &existing {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        fs::rename(&temporary, &target)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written.with_context(|| {
-        format!(
-            "{}: cannot write; the file is left as it was",
-            path.display()
-        )
-    })
 }
 
 // ---- config.yaml, by line -----------------------------------------------------------------------

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::program::agents::hook_settings::{hook_command, our_commands, remove_ours, shell_quote};
 use crate::program::agents::{self, Agent, Hook, Installs, Placement};
 use crate::program::exit_codes::ExitCode;
+use crate::program::json_settings::replace_file;
 
 /// What to install, and where.
 pub struct Options {
@@ -80,7 +81,7 @@ pub fn install(options: Options, out: &mut dyn Write) -> anyhow::Result<ExitCode
             settings.shift_insert(0, "version".into(), version.into());
         }
     }
-    write_settings(&path, &settings, create)?;
+    write_settings(&path, &settings)?;
     let verb = if ours.is_empty() { "Added" } else { "Replaced" };
     writeln!(
         out,
@@ -143,7 +144,7 @@ pub fn uninstall(
                 .shift_remove("hooks");
         }
     }
-    write_settings(&path, &settings, false)?;
+    write_settings(&path, &settings)?;
     writeln!(
         out,
         "Removed the {} hook from {}",
@@ -275,57 +276,16 @@ fn event_groups<'a>(
     }
 }
 
-/// Replaces the settings file in one rename, keeping its permissions; a read-only file is an
-/// error, even for a user the system would let write it.
-fn write_settings(path: &Path, settings: &Value, create_folder: bool) -> anyhow::Result<()> {
-    let existing = fs::metadata(path).ok();
-    if existing
-        .as_ref()
-        .is_some_and(|meta| meta.permissions().readonly())
-    {
+/// Replaces the settings file ([`replace_file`]); a read-only file is an error, even for a user
+/// the system would let write it.
+fn write_settings(path: &Path, settings: &Value) -> anyhow::Result<()> {
+    if fs::metadata(path).is_ok_and(|meta| meta.permissions().readonly()) {
         bail!(
             "{}: the file is read-only; it is left as it was",
             path.display()
         );
     }
-    // A settings file that is a link (into a dotfiles repository, say) stays one: the file it
-    // points to is replaced.
-    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let folder = match target
-        .parent()
-        .filter(|folder| !folder.as_os_str().is_empty())
-    {
-        Some(folder) => folder.to_owned(),
-        None => PathBuf::from("."),
-    };
-    if create_folder {
-        fs::create_dir_all(&folder)
-            .with_context(|| format!("{}: cannot create its folder", path.display()))?;
-    }
     let mut text = serde_json::to_string_pretty(settings).expect("JSON values serialise");
     text.push('\n');
-    let cannot_write = || {
-        format!(
-            "{}: cannot write; the file is left as it was",
-            path.display()
-        )
-    };
-    let name = target.file_name().unwrap_or_default().to_string_lossy();
-    let temporary = folder.join(format!(".{name}.reasons-{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        file.write_all(text.as_bytes())?;
-        if let Some(meta) = &existing {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        fs::rename(&temporary, &target)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written.with_context(cannot_write)
+    replace_file(path, &text)
 }
