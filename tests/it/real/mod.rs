@@ -11,4 +11,5 @@ pub mod real_more_agents;
 mod real_prompt;
 mod real_proxy_remote;
 pub mod real_run;
-mod real_run_pi_hermes;
+mod real_run_droid_grok;
+pub mod real_run_pi_hermes;
