@@ -35,18 +35,12 @@ pub const RECALL_TAIL: u64 = 16 << 20;
 /// How many bytes of ids, tool names and reasons a [`Recall`] holds at most.
 pub const RECALL_BYTES: usize = 16 << 20;
 
-/// A reason remembered for a call id.
+/// A reason remembered for a call id: the record as the log holds it, and the reason as it is
+/// spliced back into a history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recalled {
-    /// The tool the call was for.
-    pub tool: String,
-    /// The reason, as logged.
-    pub reason: Value,
-    /// What the call touched, as logged (when it is known): a gateway serving its reasons
-    /// answers with it.
-    pub touched: Option<String>,
-    /// When the reason was taken, as logged (when it is known).
-    pub time: Option<String>,
+    /// The record: its tool, its reason, what the call touched and when (as far as known).
+    pub logged: Logged,
     /// The member that gives an object its reason with a comma on each side, `,"reason":…,`,
     /// and the same as a JSON string holds it (escaped): written once when noted, since a
     /// history gives the same reasons back on every turn. [`Recalled::member`] cuts the commas
@@ -56,15 +50,12 @@ pub struct Recalled {
 }
 
 impl Recalled {
-    /// A reason for a call to `tool`.
-    pub fn new(tool: &str, reason: &Value) -> Recalled {
-        let member = format!(",\"{REASON_PARAM}\":{reason},");
+    /// A logged reason, ready to be given back.
+    pub fn new(logged: Logged) -> Recalled {
+        let member = format!(",\"{REASON_PARAM}\":{},", logged.reason);
         let in_string = Value::String(member.clone()).to_string();
         Recalled {
-            tool: tool.to_owned(),
-            reason: reason.clone(),
-            touched: None,
-            time: None,
+            logged,
             member_in_string: in_string[1..in_string.len() - 1].to_owned(),
             member,
         }
@@ -84,12 +75,16 @@ impl Recalled {
     /// What it holds, for the bound: the reason is held as a value and twice as text.
     fn size(&self, call_id: &str) -> usize {
         let told = |text: &Option<String>| text.as_ref().map_or(0, String::len);
+        let logged = &self.logged;
         call_id.len()
-            + self.tool.len()
+            + logged.tool.len()
             + 2 * self.member.len()
             + self.member_in_string.len()
-            + told(&self.touched)
-            + told(&self.time)
+            + told(&logged.touched)
+            + told(&logged.time)
+            + told(&logged.via)
+            + told(&logged.call_id)
+            + told(&logged.session)
     }
 }
 
@@ -134,11 +129,14 @@ impl Recall {
     /// Notes a logged reason, unless the id has one already: the log's one policy
     /// ([`note_first`]), the first logged wins.
     pub fn note(&mut self, call_id: &str, tool: &str, reason: &Value) {
-        self.note_recalled(call_id, Recalled::new(tool, reason));
+        self.note_recalled(
+            call_id,
+            Recalled::new(Logged::reason_for(tool, reason.clone())),
+        );
     }
 
     /// Notes a reason with what is known of it, unless the id has one already.
-    pub fn note_recalled(&mut self, call_id: &str, recalled: Recalled) {
+    fn note_recalled(&mut self, call_id: &str, recalled: Recalled) {
         if !note_first(&mut self.reasons, call_id, || recalled) {
             return;
         }
@@ -169,14 +167,11 @@ impl Recall {
         self.reasons.is_empty()
     }
 
-    /// Notes a record read back from the reasons log (see [`crate::reasons_log::read_end`]);
-    /// one without a call id has nothing to be matched by.
-    pub fn note_logged(&mut self, logged: &Logged) {
-        if let Some(call_id) = &logged.call_id {
-            let mut recalled = Recalled::new(&logged.tool, &logged.reason);
-            recalled.touched = logged.touched.clone();
-            recalled.time = logged.time.clone();
-            self.note_recalled(call_id, recalled);
+    /// Notes a record, just logged or read back from the reasons log (see
+    /// [`crate::reasons_log::read_end`]); one without a call id has nothing to be matched by.
+    pub fn note_logged(&mut self, logged: Logged) {
+        if let Some(call_id) = logged.call_id.clone() {
+            self.note_recalled(&call_id, Recalled::new(logged));
         }
     }
 }
@@ -300,7 +295,9 @@ fn give_back<'r>(
         return None;
     }
     let id = id?.as_str()?;
-    let recalled = recall.get(&id).filter(|recalled| recalled.tool == tool)?;
+    let recalled = recall
+        .get(&id)
+        .filter(|recalled| recalled.logged.tool == tool)?;
     let arguments = arguments?;
     if let Some(object) = arguments.as_object() {
         if object.contains_key(REASON_PARAM) {
@@ -395,7 +392,7 @@ fn rewritten_with_reason<'r>(
     let Value::Object(mut object) = serde_json::from_str(&written).ok()? else {
         return None;
     };
-    position.put(&mut object, recalled.reason.clone());
+    position.put(&mut object, recalled.logged.reason.clone());
     let text = Value::String(Value::Object(object).to_string()).to_string();
     Some((0, string.len(), Cow::Owned(text)))
 }
@@ -456,7 +453,7 @@ mod tests {
         let mut recall = Recall::with_limit(150);
         recall.note("a", "Bash", &json!("first"));
         recall.note("a", "Bash", &json!("second"));
-        assert_eq!(recall.get("a").unwrap().reason, json!("first"));
+        assert_eq!(recall.get("a").unwrap().logged.reason, json!("first"));
         for id in ["b", "c", "d", "e"] {
             recall.note(id, "Bash", &json!("0123456"));
         }
@@ -710,11 +707,11 @@ mod tests {
                 let Some(recalled) = api
                     .call_id(call)
                     .and_then(|id| recall.get(&id))
-                    .filter(|recalled| recalled.tool == tool)
+                    .filter(|recalled| recalled.logged.tool == tool)
                 else {
                     continue;
                 };
-                let reason = recalled.reason.clone();
+                let reason = recalled.logged.reason.clone();
                 match api.arguments_mut(call) {
                     Some(Value::Object(object)) if !object.contains_key(REASON_PARAM) => {
                         position.put(object, reason);
@@ -864,13 +861,13 @@ mod tests {
         text.push_str("{torn line\n");
         std::fs::write(&log, &text).unwrap();
         let mut recall = Recall::default();
-        crate::reasons_log::read_end(&log, 10_000, &mut |logged| recall.note_logged(&logged))
+        crate::reasons_log::read_end(&log, 10_000, &mut |logged| recall.note_logged(logged))
             .unwrap();
         assert!(recall.get("toolu_999").is_some());
         assert!(recall.get("toolu_0").is_none());
         assert!(recall.len() < 1000 && recall.len() > 50);
         let mut whole = Recall::default();
-        crate::reasons_log::read_end(&log, RECALL_TAIL, &mut |logged| whole.note_logged(&logged))
+        crate::reasons_log::read_end(&log, RECALL_TAIL, &mut |logged| whole.note_logged(logged))
             .unwrap();
         assert_eq!(whole.len(), 1000);
     }

@@ -24,7 +24,7 @@ use hyper::{Method, Request, Response, StatusCode, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
-    Exchange, Lookup, Output, Recall, Recalled, BETA_HEADER, RECALL_TAIL, SESSION_HEADERS,
+    Exchange, Lookup, Output, Recall, BETA_HEADER, RECALL_TAIL, SESSION_HEADERS,
 };
 use reasons::layer::ReasonPosition;
 use reasons::layer::TakenReason;
@@ -537,12 +537,9 @@ impl Gateway {
                 crate::program::messages::line(&taken.to_string());
             }
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
-            if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
-                let mut recalled = Recalled::new(&taken.tool, &taken.reason);
-                recalled.touched = Some(record.touched.clone());
-                recalled.time = Some(record.time.clone());
+            if let Some(recall) = &self.recall {
                 let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
-                recall.note_recalled(call_id, recalled);
+                recall.note_logged(record.logged());
             }
             self.sharing.took(&record);
             let Some(log) = &self.log else { continue };
@@ -563,7 +560,7 @@ impl Gateway {
 /// one it starts without.
 fn recall(log: &std::path::Path) -> Recall {
     let mut recall = Recall::default();
-    let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| recall.note_logged(&logged));
+    let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| recall.note_logged(logged));
     recall
 }
 
