@@ -88,6 +88,18 @@ impl Recalled {
     }
 }
 
+/// A call id as OpenClaw sends it back to the model in a history: only its letters and digits
+/// (`call_abc-1` as `callabc1`; OpenClaw 2026.9's "strict" tool call ids), so that a reason
+/// logged under the id the model wrote is found under the one the history holds. `None` when the
+/// id has nothing else, or nothing of it is left.
+fn letters_and_digits(call_id: &str) -> Option<String> {
+    let kept: String = call_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    (!kept.is_empty() && kept.len() != call_id.len()).then_some(kept)
+}
+
 /// `,member,` cut to the commas an object needs at `position`.
 fn with_commas(member: &str, empty: bool, position: ReasonPosition) -> &str {
     let inner = &member[1..member.len() - 1];
@@ -103,6 +115,9 @@ fn with_commas(member: &str, empty: bool, position: ReasonPosition) -> &str {
 #[derive(Debug)]
 pub struct Recall {
     reasons: HashMap<String, Recalled>,
+    /// Each id as an agent that keeps only the letters and digits of ids sends it back
+    /// ([`letters_and_digits`]), to the id it stands for; `None` where two ids give the same.
+    aliases: HashMap<String, Option<String>>,
     /// Ids in the order they were noted: the first is forgotten first.
     order: VecDeque<String>,
     bytes: usize,
@@ -120,6 +135,7 @@ impl Recall {
     pub fn with_limit(limit: usize) -> Recall {
         Recall {
             reasons: HashMap::new(),
+            aliases: HashMap::new(),
             order: VecDeque::new(),
             bytes: 0,
             limit,
@@ -129,10 +145,11 @@ impl Recall {
     /// Notes a logged reason, unless the id has one already: the log's one policy
     /// ([`note_first`]), the first logged wins.
     pub fn note(&mut self, call_id: &str, tool: &str, reason: &Value) {
-        self.note_recalled(
-            call_id,
-            Recalled::new(Logged::reason_for(tool, reason.clone())),
-        );
+        let logged = Logged {
+            call_id: Some(call_id.to_owned()),
+            ..Logged::reason_for(tool, reason.clone())
+        };
+        self.note_recalled(call_id, Recalled::new(logged));
     }
 
     /// Notes a reason with what is known of it, unless the id has one already.
@@ -141,6 +158,13 @@ impl Recall {
             return;
         }
         self.bytes += self.reasons[call_id].size(call_id);
+        if let Some(alias) = letters_and_digits(call_id) {
+            self.bytes += alias.len() + call_id.len();
+            self.aliases
+                .entry(alias)
+                .and_modify(|stands_for| *stands_for = None)
+                .or_insert_with(|| Some(call_id.to_owned()));
+        }
         self.order.push_back(call_id.to_owned());
         while self.bytes > self.limit {
             let Some(oldest) = self.order.pop_front() else {
@@ -149,12 +173,20 @@ impl Recall {
             if let Some(forgotten) = self.reasons.remove(&oldest) {
                 self.bytes -= forgotten.size(&oldest);
             }
+            if let Some(alias) = letters_and_digits(&oldest) {
+                self.bytes -= alias.len() + oldest.len();
+                self.aliases.remove(&alias);
+            }
         }
     }
 
-    /// The reason remembered for a call id.
+    /// The reason remembered for a call id, or for the id it stands for when an agent sent it
+    /// back with only its letters and digits.
     pub fn get(&self, call_id: &str) -> Option<&Recalled> {
-        self.reasons.get(call_id)
+        self.reasons.get(call_id).or_else(|| {
+            let stands_for = self.aliases.get(call_id)?.as_ref()?;
+            self.reasons.get(stands_for)
+        })
     }
 
     /// How many ids have a reason.
@@ -454,6 +486,8 @@ mod tests {
         recall.note("a", "Bash", &json!("first"));
         recall.note("a", "Bash", &json!("second"));
         assert_eq!(recall.get("a").unwrap().logged.reason, json!("first"));
+        // What a team's route answers with names the call it is about.
+        assert_eq!(recall.get("a").unwrap().logged.call_id.as_deref(), Some("a"));
         for id in ["b", "c", "d", "e"] {
             recall.note(id, "Bash", &json!("0123456"));
         }
@@ -529,6 +563,43 @@ mod tests {
         .unwrap();
         let restored: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(restored[0]["arguments"], "{\"reason\":\"Count\"}");
+    }
+
+    #[test]
+    fn an_id_sent_back_with_only_its_letters_and_digits_finds_its_reason() {
+        let mut recall = Recall::default();
+        recall.note("call_abc-1", "exec", &json!("Leave a marker"));
+        // OpenClaw sends earlier calls back as `callabc1`.
+        let chat = json!([{"role": "assistant", "tool_calls": [{"id": "callabc1",
+            "type": "function", "function": {"name": "exec", "arguments": "{\"command\":\"ls\"}"}}]}]);
+        let (text, _) =
+            restore_written(Api::OpenAiChat, &raw(&chat), &tracked(&["exec"]), &recall).unwrap();
+        let restored: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            restored[0]["tool_calls"][0]["function"]["arguments"],
+            "{\"command\":\"ls\",\"reason\":\"Leave a marker\"}"
+        );
+        // An id that is letters and digits already is its own, and never another's alias.
+        recall.note("callabc1", "exec", &json!("Its own"));
+        assert_eq!(recall.get("callabc1").unwrap().logged.reason, "Its own");
+        // Two ids that give the same letters and digits: neither is found by them.
+        recall.note("call_x-y", "exec", &json!("One"));
+        recall.note("call_xy_", "exec", &json!("Other"));
+        assert!(recall.get("callxy").is_none());
+        assert_eq!(recall.get("call_x-y").unwrap().logged.reason, "One");
+    }
+
+    #[test]
+    fn a_forgotten_id_takes_its_alias_with_it() {
+        let mut recall = Recall::with_limit(150);
+        recall.note("call_a", "exec", &json!("0123456789"));
+        assert!(recall.get("calla").is_some());
+        for id in ["call_b", "call_c", "call_d"] {
+            recall.note(id, "exec", &json!("0123456789"));
+        }
+        assert!(recall.get("call_a").is_none());
+        assert!(recall.get("calla").is_none());
+        assert!(recall.get("calld").is_some());
     }
 
     #[test]
