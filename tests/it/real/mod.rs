@@ -12,4 +12,5 @@ mod real_prompt;
 mod real_proxy_remote;
 pub mod real_run;
 mod real_run_droid_grok;
+mod real_run_openclaw;
 pub mod real_run_pi_hermes;

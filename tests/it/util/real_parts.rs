@@ -39,6 +39,8 @@ pub const HERMES: &str = "hermes-venv/bin/hermes";
 pub const DROID: &str = "droid/node_modules/.bin/droid";
 /// Grok Build's command (a link to the binary its wheel carries).
 pub const GROK: &str = "grok-venv/bin/grok";
+/// OpenClaw's command: a wrapper that runs it with the node 24 installed beside it.
+pub const OPENCLAW: &str = "openclaw/openclaw";
 /// The npm cache OpenCode and Kilo fetch their provider packages into.
 pub const NPM_CACHE: &str = "npm-cache";
 /// The venv with the `anthropic`, `openai`, `google-genai` and `mcp` SDKs.
