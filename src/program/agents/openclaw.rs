@@ -1,5 +1,7 @@
-//! OpenClaw: each of its agents' sessions, `~/.openclaw/agents/<agent>/sessions/<id>.jsonl`, in
-//! Pi's format; `$OPENCLAW_STATE_DIR` is its state folder itself.
+//! OpenClaw: each of its agents' store, `~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite`
+//! (table `transcript_events`, a Pi session entry a row), and the session files it wrote before
+//! it kept them there, `~/.openclaw/agents/<agent>/sessions/<id>.jsonl`, in Pi's format;
+//! `$OPENCLAW_STATE_DIR` is its state folder itself.
 
 use reasons::record::Format;
 
@@ -14,7 +16,7 @@ pub const AGENT: Agent = Agent {
         base: Base::Home,
         in_base: ".openclaw",
     },
-    logs: &["agents/*/sessions"],
+    logs: &["agents/*/agent/openclaw-agent.sqlite", "agents/*/sessions"],
     hook: None,
     run: None,
 };
