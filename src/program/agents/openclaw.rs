@@ -1,5 +1,7 @@
-//! OpenClaw: each of its agents' sessions, `~/.openclaw/agents/<agent>/sessions/<id>.jsonl`, in
-//! Pi's format; `$OPENCLAW_STATE_DIR` is its state folder itself.
+//! OpenClaw: each of its agents' store, `~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite`
+//! (table `transcript_events`, a Pi session entry a row), and the session files it wrote before
+//! it kept them there, `~/.openclaw/agents/<agent>/sessions/<id>.jsonl`, in Pi's format;
+//! `$OPENCLAW_STATE_DIR` is its state folder itself.
 //!
 //! `reasons run openclaw` points it at the gateway with a copy of the person's `openclaw.json`
 //! (`$OPENCLAW_CONFIG_PATH`, else `openclaw.json` in its state folder) named by
@@ -29,7 +31,7 @@ pub const AGENT: Agent = Agent {
         base: Base::Home,
         in_base: ".openclaw",
     },
-    logs: &["agents/*/sessions"],
+    logs: &["agents/*/agent/openclaw-agent.sqlite", "agents/*/sessions"],
     hook: None,
     run: Some(Run {
         command: "openclaw",
