@@ -115,6 +115,18 @@ pub(crate) fn reasons_run_with(
     args: &[&str],
     env: &[(&str, String)],
 ) -> Outcome {
+    reasons_run_within(sandbox, run, program, args, env, LIMIT)
+}
+
+/// [`reasons_run_with`], given `limit` to end in (a real model's turns are slower).
+pub(crate) fn reasons_run_within(
+    sandbox: &Sandbox,
+    run: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+    limit: Duration,
+) -> Outcome {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reasons"));
     command
         .arg("run")
@@ -126,7 +138,7 @@ pub(crate) fn reasons_run_with(
         .envs(env.iter().map(|(name, value)| (name, value)))
         .current_dir(sandbox.path("work"))
         .stdin(Stdio::null());
-    let output = run_bounded_within(command, LIMIT);
+    let output = run_bounded_within(command, limit);
     Outcome {
         status: output.status,
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
