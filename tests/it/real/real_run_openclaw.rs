@@ -16,10 +16,10 @@ use crate::real::real_more_agents::{
 use crate::real::real_run::{check_run, Untouched};
 use crate::real::real_run_pi_hermes::{joined_call, reasons_run_with};
 use crate::util::chat_model::one_call_model;
+use crate::util::only_file;
 use crate::util::real_parts::{part, OPENCLAW};
 use crate::util::sandbox::Sandbox;
 use crate::util::upstream::Upstream;
-use crate::util::only_file;
 
 /// The command the model asks for: what it writes differs from its text, so finding the file
 /// proves it ran.
