@@ -95,13 +95,13 @@ impl ModelProvider {
 
     /// The provider a request goes to: the provider of its `api` (the API its path belongs
     /// to, [`Api::of_path`], decided once by the caller); else, on a path of no API's, the
-    /// first whose clients' headers it carries; else the first provider (Anthropic's, the
-    /// gateway's first).
+    /// first whose clients' headers it carries; `None` when nothing in the request says (the
+    /// gateway decides where such a request goes).
     pub fn of_request(
         api: Option<Api>,
         path: &str,
         has_header: &dyn Fn(&str) -> bool,
-    ) -> ModelProvider {
+    ) -> Option<ModelProvider> {
         let api = api.or_else(|| {
             let path = path.trim_end_matches('/');
             Api::ALL
@@ -109,7 +109,6 @@ impl ModelProvider {
                 .find(|api| api.shape().claims(path, has_header))
         });
         api.and_then(Api::provider)
-            .unwrap_or_else(|| ModelProvider::all()[0])
     }
 }
 

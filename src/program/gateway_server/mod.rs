@@ -350,7 +350,8 @@ impl Gateway {
         let api = Api::of_path(&path);
         let rewritten_as = api.filter(|_| request.method() == Method::POST);
         let provider =
-            ModelProvider::of_request(api, &path, &|name| request.headers().contains_key(name));
+            ModelProvider::of_request(api, &path, &|name| request.headers().contains_key(name))
+                .unwrap_or_else(|| self.upstreams.for_unclaimed_paths());
         let upstream = self.upstreams.of(provider);
         let uri = match upstream.uri_for(&path_and_query) {
             Ok(uri) => uri,

@@ -17,6 +17,8 @@ pub fn named_upstream(value: &str) -> Option<(&str, &str)> {
 #[derive(Debug, Clone)]
 pub(super) struct Upstreams {
     by_provider: Vec<(ModelProvider, Upstream)>,
+    /// Whose upstream a request of no API's goes to.
+    unclaimed: ModelProvider,
 }
 
 impl Upstreams {
@@ -64,7 +66,22 @@ impl Upstreams {
                 Ok((*provider, Upstream::parse(url)?))
             })
             .collect::<anyhow::Result<_>>()?;
-        Ok(Upstreams { by_provider })
+        // A request nothing ties to an API (an agent asking its endpoint for a model list at a
+        // path of its own) goes where the person pointed the one API they named, as it would
+        // without the gateway; else to the first provider's.
+        let unclaimed = match one.as_slice() {
+            [(provider, _)] if everything.is_none() => *provider,
+            _ => providers[0],
+        };
+        Ok(Upstreams {
+            by_provider,
+            unclaimed,
+        })
+    }
+
+    /// The provider a request of no API's goes to.
+    pub(super) fn for_unclaimed_paths(&self) -> ModelProvider {
+        self.unclaimed
     }
 
     pub(super) fn of(&self, provider: ModelProvider) -> &Upstream {
@@ -133,5 +150,31 @@ impl Upstream {
             .authority(self.authority.as_str())
             .path_and_query(format!("{}{path_and_query}", self.prefix))
             .build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unclaimed(given: &[&str]) -> &'static str {
+        let given: Vec<String> = given.iter().map(|value| (*value).to_owned()).collect();
+        Upstreams::parse(&given).unwrap().for_unclaimed_paths().name
+    }
+
+    #[test]
+    fn a_request_of_no_api_s_goes_to_the_one_upstream_named() {
+        assert_eq!(unclaimed(&["openai=http://127.0.0.1:8080"]), "openai");
+        let first = ModelProvider::all()[0].name;
+        assert_eq!(unclaimed(&[]), first);
+        assert_eq!(unclaimed(&["http://127.0.0.1:8080"]), first);
+        assert_eq!(
+            unclaimed(&["openai=http://127.0.0.1:8080", "gemini=http://127.0.0.1:8081"]),
+            first
+        );
+        assert_eq!(
+            unclaimed(&["http://127.0.0.1:9", "openai=http://127.0.0.1:8080"]),
+            first
+        );
     }
 }
