@@ -6,8 +6,6 @@
 //! HTTP/2 to the upstream, over rustls with the webpki roots, so TLS is verified the same way on
 //! every machine. Bodies the layer does not read are streamed through, frame by frame.
 
-use std::convert::Infallible;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +19,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Version};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
     betas_without_the_tool_use_classifier, Exchange, Lookup, Output, Recall, Recalled, RECALL_TAIL,
@@ -120,7 +118,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(options: Options) -> anyhow::Result<ExitCode> {
-    serve_until(bind(&options).await?, shutdown_signal()).await;
+    serve_until(bind(&options).await?, http::shutdown_signal()).await;
     Ok(ExitCode::Success)
 }
 
@@ -135,14 +133,7 @@ pub struct Bound {
 /// is served.
 pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
     let upstreams = Upstreams::parse(&options.upstreams)?;
-    let address: SocketAddr = tokio::net::lookup_host(&options.listen)
-        .await
-        .ok()
-        .and_then(|mut addresses| addresses.next())
-        .with_context(|| format!("--listen {}: not an address to listen on", options.listen))?;
-    let listener = TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot listen on {address}"))?;
+    let listener = http::bind(&options.listen).await?;
     let log = match reasons_log::Writer::open(&options.reasons_log) {
         Ok(log) => Some(log),
         Err(error) => {
@@ -205,57 +196,18 @@ impl Bound {
 /// Serves until `shutdown` completes.
 pub async fn serve_until(bound: Bound, shutdown: impl std::future::Future<Output = ()>) {
     let Bound { listener, gateway } = bound;
-    tokio::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                // Out of file descriptors, say: keep serving the connections there are.
-                Err(error) => {
-                    if gateway.verbose {
-                        say(&format!("cannot accept a connection: {error}"));
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let gateway = Arc::clone(&gateway);
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let gateway = Arc::clone(&gateway);
-                async move { Ok::<_, Infallible>(gateway.handle(request).await) }
-            });
-            // A client that goes away mid-answer is no error of the gateway's.
-            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
-                }
+    let verbose = gateway.verbose;
+    http::serve_until(
+        listener,
+        shutdown,
+        move |request| Arc::clone(&gateway).handle(request),
+        move |error| {
+            if verbose {
+                say(&format!("cannot accept a connection: {error}"));
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
+        },
+    )
+    .await;
 }
 
 fn upstream_client() -> UpstreamClient {
