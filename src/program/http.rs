@@ -118,3 +118,32 @@ pub async fn shutdown_signal() {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
+
+/// Headers that belong to one connection, not to the request or answer they travel with.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Removes the hop-by-hop headers, those named in `Connection` too.
+pub fn remove_hop_by_hop(headers: &mut hyper::HeaderMap) {
+    let named: Vec<hyper::header::HeaderName> = headers
+        .get_all(hyper::header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| hyper::header::HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}

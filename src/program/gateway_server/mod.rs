@@ -214,35 +214,6 @@ fn upstream_client() -> UpstreamClient {
     http::client(Duration::from_secs(30))
 }
 
-/// Headers that belong to one connection, not to the request or answer they travel with.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// Removes the hop-by-hop headers, those named in `Connection` too.
-fn remove_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in HOP_BY_HOP {
-        headers.remove(name);
-    }
-}
-
 /// Takes the tool-use classifier's token out of the `anthropic-beta` headers of a request whose
 /// body lost its safeguard (SPEC §4.2: no classifier reads a reason); a header left without a
 /// token goes. Every other token stays as it came.
@@ -344,7 +315,7 @@ impl Gateway {
             Err(error) => return error_answer(StatusCode::BAD_REQUEST, api, &error.to_string()),
         };
         let (mut parts, body) = request.into_parts();
-        remove_hop_by_hop(&mut parts.headers);
+        http::remove_hop_by_hop(&mut parts.headers);
         parts.headers.remove(header::HOST);
         parts.uri = uri;
         // The upstream is spoken to in the version it speaks (HTTP/2 where TLS offers it), not
@@ -407,7 +378,7 @@ impl Gateway {
             }
         };
         let (mut parts, body) = upstream.into_parts();
-        remove_hop_by_hop(&mut parts.headers);
+        http::remove_hop_by_hop(&mut parts.headers);
         let Some(exchange) = exchange.filter(|_| parts.status.is_success()) else {
             return Response::from_parts(parts, body.map_err(BoxError::from).boxed());
         };

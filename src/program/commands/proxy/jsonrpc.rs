@@ -19,6 +19,9 @@ pub struct Outgoing {
     /// It is `notifications/initialized`: the session is open, the server's own stream may be
     /// asked for.
     pub initialized: bool,
+    /// The progress tokens its requests gave (`params._meta.progressToken`): a server's progress
+    /// notification names the request it belongs to by one.
+    pub progress_tokens: Vec<Value>,
 }
 
 /// What the proxy must know of a client's message; `None` when it is not JSON.
@@ -29,6 +32,7 @@ pub fn outgoing(body: &[u8]) -> Option<Outgoing> {
         requests: Vec::new(),
         initialize: None,
         initialized: false,
+        progress_tokens: Vec::new(),
     };
     let each: Vec<&Value> = match &parsed {
         Value::Array(batch) => batch.iter().collect(),
@@ -44,11 +48,52 @@ pub fn outgoing(body: &[u8]) -> Option<Outgoing> {
                     message.initialize = Some(id.clone());
                 }
                 message.requests.push(id.clone());
+                if let Some(token) = one.pointer("/params/_meta/progressToken") {
+                    message.progress_tokens.push(token.clone());
+                }
             }
             _ => message.initialized |= method == "notifications/initialized",
         }
     }
     Some(message)
+}
+
+/// What the proxy must know of a server's message.
+#[derive(Debug, Default, PartialEq)]
+pub struct FromServer {
+    /// The ids of the requests it answers (a response, or each of a batch's).
+    pub answers: Vec<Value>,
+    /// The token of a progress notification, which names the request it is about.
+    pub progress_token: Option<Value>,
+}
+
+/// What the proxy must know of a server's message; nothing when it is not JSON.
+pub fn from_server(body: &[u8]) -> FromServer {
+    let mut message = FromServer::default();
+    let Ok(parsed) = serde_json::from_slice::<Value>(body) else {
+        return message;
+    };
+    let each: Vec<&Value> = match &parsed {
+        Value::Array(batch) => batch.iter().collect(),
+        single => vec![single],
+    };
+    for one in each {
+        match one.get("method").and_then(Value::as_str) {
+            Some("notifications/progress") => {
+                message.progress_token = one.pointer("/params/progressToken").cloned();
+            }
+            Some(_) => {}
+            None => message
+                .answers
+                .extend(one.get("id").filter(|id| !id.is_null()).cloned()),
+        }
+    }
+    message
+}
+
+/// A request id as the key it is matched by: its JSON text, so that `1` and `"1"` stay apart.
+pub fn id_key(id: &Value) -> String {
+    id.to_string()
 }
 
 /// A JSON-RPC error answer to request `id`, as one line.
@@ -88,6 +133,29 @@ mod tests {
         .expect("JSON");
         assert_eq!(message.requests, [json!("a")], "an answer is owed nothing");
         assert!(outgoing(b"{not json").is_none());
+        let message = outgoing(
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":"p"}}}"#,
+        )
+        .expect("JSON");
+        assert_eq!(message.progress_tokens, [json!("p")]);
+    }
+
+    #[test]
+    fn a_servers_answers_and_progress_are_told_apart_from_its_requests() {
+        let message = from_server(br#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":"s","method":"roots/list"},{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"no"}}]"#);
+        assert_eq!(message.answers, [json!(1), json!(2)]);
+        let message = from_server(
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}"#,
+        );
+        assert_eq!(
+            message,
+            FromServer {
+                answers: Vec::new(),
+                progress_token: Some(json!(7))
+            }
+        );
+        assert_eq!(from_server(b"not json"), FromServer::default());
+        assert_ne!(id_key(&json!(1)), id_key(&json!("1")));
     }
 
     #[test]

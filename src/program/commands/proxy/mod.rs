@@ -25,6 +25,7 @@ use crate::program::relay::{pump, PumpError, ReasonSink};
 
 mod headers;
 mod jsonrpc;
+pub mod listen;
 pub mod remote;
 mod sse;
 

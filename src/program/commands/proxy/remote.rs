@@ -49,7 +49,7 @@ const RESUMPTIONS: usize = 3;
 /// How long to wait before resuming when the server named no time (its `retry:` field).
 const RESUME_AFTER: Duration = Duration::from_millis(100);
 
-const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
@@ -97,13 +97,7 @@ pub fn run(
     otlp: Option<&str>,
     masking: Masking,
 ) -> anyhow::Result<ExitCode> {
-    let uri: Uri = url
-        .parse()
-        .with_context(|| format!("--url {url}: not a URL"))?;
-    match uri.scheme_str() {
-        Some("http" | "https") if uri.host().is_some() => {}
-        _ => anyhow::bail!("--url {url}: expected an http:// or https:// URL"),
-    }
+    let uri = server_url(url)?;
     let headers = super::headers::parse(headers, |name| std::env::var(name).ok())?;
     let mut sink = ReasonSink::open(reasons_log, Via::Proxy, otlp, masking)?;
     let spans = sink.spans();
@@ -216,6 +210,17 @@ pub fn run(
     Ok(ExitCode::Success)
 }
 
+/// The remote server's URL, checked: http:// or https://, with a host.
+pub(super) fn server_url(url: &str) -> anyhow::Result<Uri> {
+    let uri: Uri = url
+        .parse()
+        .with_context(|| format!("--url {url}: not a URL"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") if uri.host().is_some() => Ok(uri),
+        _ => anyhow::bail!("--url {url}: expected an http:// or https:// URL"),
+    }
+}
+
 /// Reads the client's lines, passes each through the layer, reports the reasons taken, and
 /// hands each message on; a line that is not JSON is answered with a parse error here.
 fn read_from_client(
@@ -293,7 +298,7 @@ fn write_to_client(
 }
 
 /// The URL without its query or user information, which may carry a credential.
-fn shown_url(url: &Uri) -> String {
+pub(super) fn shown_url(url: &Uri) -> String {
     let scheme = url.scheme_str().unwrap_or("http");
     let host = url.host().unwrap_or_default();
     let port = url
@@ -304,7 +309,7 @@ fn shown_url(url: &Uri) -> String {
 }
 
 /// An error and every error under it, as one line.
-fn chain(error: &dyn std::error::Error) -> String {
+pub(super) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(error) = source {
@@ -381,7 +386,7 @@ impl Remote {
             // A notification or a response, taken; whatever body comes with it says nothing.
             return Ok(());
         }
-        match content_type(&response).as_deref() {
+        match content_type(response.headers()).as_deref() {
             Some("text/event-stream") => {
                 let mut events = EventReader::default();
                 let read = self
@@ -655,9 +660,9 @@ impl Remote {
     }
 }
 
-/// The media type of a response, without its parameters, in lower case.
-fn content_type(response: &Response<Incoming>) -> Option<String> {
-    let value = response.headers().get(CONTENT_TYPE)?.to_str().ok()?;
+/// The media type of a message, without its parameters, in lower case.
+pub(super) fn content_type(headers: &hyper::HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
     Some(
         value
             .split(';')
