@@ -583,7 +583,7 @@ fn restoration_cost_with(dir: &std::path::Path, requests: usize, result: &str) {
     // scheduling the figures above include: the layer's own work on the body.
     let mut recall = reasons::gateway::Recall::default();
     reasons::reasons_log::read_end(&log, reasons::gateway::RECALL_TAIL, &mut |logged| {
-        recall.note_logged(&logged)
+        recall.note_logged(logged)
     })
     .expect("the log is read");
     let (mut restored, mut sent) = (Vec::new(), Vec::new());

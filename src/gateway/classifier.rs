@@ -56,9 +56,12 @@ pub(crate) fn without_the_tool_use_safeguard(written: &str) -> Safeguards {
     }
 }
 
+/// The request header that turns provider betas on, the classifier's among them.
+pub const BETA_HEADER: &str = "anthropic-beta";
+
 /// An `anthropic-beta` header's value without the tool-use classifier's tokens: the other tokens
 /// in their order, as they were written; empty when none remains (the header then goes).
-pub fn betas_without_the_tool_use_classifier(value: &str) -> Cow<'_, str> {
+pub(crate) fn betas_without_the_tool_use_classifier(value: &str) -> Cow<'_, str> {
     let classifier = |token: &str| token.trim().starts_with(TOOL_USE_BETA_PREFIX);
     if !value.split(',').any(classifier) {
         return Cow::Borrowed(value);
@@ -69,6 +72,32 @@ pub fn betas_without_the_tool_use_classifier(value: &str) -> Cow<'_, str> {
         .map(str::trim)
         .collect();
     Cow::Owned(kept.join(","))
+}
+
+/// Every value of a request's [`BETA_HEADER`] without the tool-use classifier's tokens: `None`
+/// when none held one (the header goes as it came), else the values to send in its place, in
+/// their order, a value left without a token gone. A value that is not text is kept as it came.
+pub(crate) fn beta_headers_without_the_tool_use_classifier<'a>(
+    values: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<Vec<Vec<u8>>> {
+    let mut changed = false;
+    let mut kept = Vec::new();
+    for value in values {
+        let rest = std::str::from_utf8(value)
+            .ok()
+            .map(betas_without_the_tool_use_classifier)
+            .filter(|rest| rest.as_bytes() != value);
+        match rest {
+            None => kept.push(value.to_vec()),
+            Some(rest) => {
+                changed = true;
+                if !rest.is_empty() {
+                    kept.push(rest.into_owned().into_bytes());
+                }
+            }
+        }
+    }
+    changed.then_some(kept)
 }
 
 #[cfg(test)]
@@ -121,5 +150,23 @@ mod tests {
             betas_without_the_tool_use_classifier(other),
             Cow::Borrowed(value) if value == other
         ));
+    }
+
+    #[test]
+    fn of_several_beta_headers_the_one_left_without_a_token_goes() {
+        let values: [&[u8]; 3] = [
+            b"claude-code-20250219",
+            b"dangerous-tool-use-2026-09-03",
+            b"oauth-2025-04-20, dangerous-tool-use-2026-09-03",
+        ];
+        assert_eq!(
+            beta_headers_without_the_tool_use_classifier(values),
+            Some(vec![
+                b"claude-code-20250219".to_vec(),
+                b"oauth-2025-04-20".to_vec()
+            ])
+        );
+        let none: [&[u8]; 2] = [b"claude-code-20250219", b"\xff not text"];
+        assert_eq!(beta_headers_without_the_tool_use_classifier(none), None);
     }
 }

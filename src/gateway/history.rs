@@ -35,18 +35,12 @@ pub const RECALL_TAIL: u64 = 16 << 20;
 /// How many bytes of ids, tool names and reasons a [`Recall`] holds at most.
 pub const RECALL_BYTES: usize = 16 << 20;
 
-/// A reason remembered for a call id.
+/// A reason remembered for a call id: the record as the log holds it, and the reason as it is
+/// spliced back into a history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recalled {
-    /// The tool the call was for.
-    pub tool: String,
-    /// The reason, as logged.
-    pub reason: Value,
-    /// What the call touched, as logged (when it is known): a gateway serving its reasons
-    /// answers with it.
-    pub touched: Option<String>,
-    /// When the reason was taken, as logged (when it is known).
-    pub time: Option<String>,
+    /// The record: its tool, its reason, what the call touched and when (as far as known).
+    pub logged: Logged,
     /// The member that gives an object its reason with a comma on each side, `,"reason":…,`,
     /// and the same as a JSON string holds it (escaped): written once when noted, since a
     /// history gives the same reasons back on every turn. [`Recalled::member`] cuts the commas
@@ -56,15 +50,12 @@ pub struct Recalled {
 }
 
 impl Recalled {
-    /// A reason for a call to `tool`.
-    pub fn new(tool: &str, reason: &Value) -> Recalled {
-        let member = format!(",\"{REASON_PARAM}\":{reason},");
+    /// A logged reason, ready to be given back.
+    pub fn new(logged: Logged) -> Recalled {
+        let member = format!(",\"{REASON_PARAM}\":{},", logged.reason);
         let in_string = Value::String(member.clone()).to_string();
         Recalled {
-            tool: tool.to_owned(),
-            reason: reason.clone(),
-            touched: None,
-            time: None,
+            logged,
             member_in_string: in_string[1..in_string.len() - 1].to_owned(),
             member,
         }
@@ -84,13 +75,29 @@ impl Recalled {
     /// What it holds, for the bound: the reason is held as a value and twice as text.
     fn size(&self, call_id: &str) -> usize {
         let told = |text: &Option<String>| text.as_ref().map_or(0, String::len);
+        let logged = &self.logged;
         call_id.len()
-            + self.tool.len()
+            + logged.tool.len()
             + 2 * self.member.len()
             + self.member_in_string.len()
-            + told(&self.touched)
-            + told(&self.time)
+            + told(&logged.touched)
+            + told(&logged.time)
+            + told(&logged.via)
+            + told(&logged.call_id)
+            + told(&logged.session)
     }
+}
+
+/// A call id as OpenClaw sends it back to the model in a history: only its letters and digits
+/// (`call_abc-1` as `callabc1`; OpenClaw 2026.9's "strict" tool call ids), so that a reason
+/// logged under the id the model wrote is found under the one the history holds. `None` when the
+/// id has nothing else, or nothing of it is left.
+fn letters_and_digits(call_id: &str) -> Option<String> {
+    let kept: String = call_id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    (!kept.is_empty() && kept.len() != call_id.len()).then_some(kept)
 }
 
 /// `,member,` cut to the commas an object needs at `position`.
@@ -108,6 +115,9 @@ fn with_commas(member: &str, empty: bool, position: ReasonPosition) -> &str {
 #[derive(Debug)]
 pub struct Recall {
     reasons: HashMap<String, Recalled>,
+    /// Each id as an agent that keeps only the letters and digits of ids sends it back
+    /// ([`letters_and_digits`]), to the id it stands for; `None` where two ids give the same.
+    aliases: HashMap<String, Option<String>>,
     /// Ids in the order they were noted: the first is forgotten first.
     order: VecDeque<String>,
     bytes: usize,
@@ -125,6 +135,7 @@ impl Recall {
     pub fn with_limit(limit: usize) -> Recall {
         Recall {
             reasons: HashMap::new(),
+            aliases: HashMap::new(),
             order: VecDeque::new(),
             bytes: 0,
             limit,
@@ -134,15 +145,26 @@ impl Recall {
     /// Notes a logged reason, unless the id has one already: the log's one policy
     /// ([`note_first`]), the first logged wins.
     pub fn note(&mut self, call_id: &str, tool: &str, reason: &Value) {
-        self.note_recalled(call_id, Recalled::new(tool, reason));
+        let logged = Logged {
+            call_id: Some(call_id.to_owned()),
+            ..Logged::reason_for(tool, reason.clone())
+        };
+        self.note_recalled(call_id, Recalled::new(logged));
     }
 
     /// Notes a reason with what is known of it, unless the id has one already.
-    pub fn note_recalled(&mut self, call_id: &str, recalled: Recalled) {
+    fn note_recalled(&mut self, call_id: &str, recalled: Recalled) {
         if !note_first(&mut self.reasons, call_id, || recalled) {
             return;
         }
         self.bytes += self.reasons[call_id].size(call_id);
+        if let Some(alias) = letters_and_digits(call_id) {
+            self.bytes += alias.len() + call_id.len();
+            self.aliases
+                .entry(alias)
+                .and_modify(|stands_for| *stands_for = None)
+                .or_insert_with(|| Some(call_id.to_owned()));
+        }
         self.order.push_back(call_id.to_owned());
         while self.bytes > self.limit {
             let Some(oldest) = self.order.pop_front() else {
@@ -151,12 +173,20 @@ impl Recall {
             if let Some(forgotten) = self.reasons.remove(&oldest) {
                 self.bytes -= forgotten.size(&oldest);
             }
+            if let Some(alias) = letters_and_digits(&oldest) {
+                self.bytes -= alias.len() + oldest.len();
+                self.aliases.remove(&alias);
+            }
         }
     }
 
-    /// The reason remembered for a call id.
+    /// The reason remembered for a call id, or for the id it stands for when an agent sent it
+    /// back with only its letters and digits.
     pub fn get(&self, call_id: &str) -> Option<&Recalled> {
-        self.reasons.get(call_id)
+        self.reasons.get(call_id).or_else(|| {
+            let stands_for = self.aliases.get(call_id)?.as_ref()?;
+            self.reasons.get(stands_for)
+        })
     }
 
     /// How many ids have a reason.
@@ -169,14 +199,11 @@ impl Recall {
         self.reasons.is_empty()
     }
 
-    /// Notes a record read back from the reasons log (see [`crate::reasons_log::read_end`]);
-    /// one without a call id has nothing to be matched by.
-    pub fn note_logged(&mut self, logged: &Logged) {
-        if let Some(call_id) = &logged.call_id {
-            let mut recalled = Recalled::new(&logged.tool, &logged.reason);
-            recalled.touched = logged.touched.clone();
-            recalled.time = logged.time.clone();
-            self.note_recalled(call_id, recalled);
+    /// Notes a record, just logged or read back from the reasons log (see
+    /// [`crate::reasons_log::read_end`]); one without a call id has nothing to be matched by.
+    pub fn note_logged(&mut self, logged: Logged) {
+        if let Some(call_id) = logged.call_id.clone() {
+            self.note_recalled(&call_id, Recalled::new(logged));
         }
     }
 }
@@ -300,7 +327,9 @@ fn give_back<'r>(
         return None;
     }
     let id = id?.as_str()?;
-    let recalled = recall.get(&id).filter(|recalled| recalled.tool == tool)?;
+    let recalled = recall
+        .get(&id)
+        .filter(|recalled| recalled.logged.tool == tool)?;
     let arguments = arguments?;
     if let Some(object) = arguments.as_object() {
         if object.contains_key(REASON_PARAM) {
@@ -395,7 +424,7 @@ fn rewritten_with_reason<'r>(
     let Value::Object(mut object) = serde_json::from_str(&written).ok()? else {
         return None;
     };
-    position.put(&mut object, recalled.reason.clone());
+    position.put(&mut object, recalled.logged.reason.clone());
     let text = Value::String(Value::Object(object).to_string()).to_string();
     Some((0, string.len(), Cow::Owned(text)))
 }
@@ -456,7 +485,9 @@ mod tests {
         let mut recall = Recall::with_limit(150);
         recall.note("a", "Bash", &json!("first"));
         recall.note("a", "Bash", &json!("second"));
-        assert_eq!(recall.get("a").unwrap().reason, json!("first"));
+        assert_eq!(recall.get("a").unwrap().logged.reason, json!("first"));
+        // What a team's route answers with names the call it is about.
+        assert_eq!(recall.get("a").unwrap().logged.call_id.as_deref(), Some("a"));
         for id in ["b", "c", "d", "e"] {
             recall.note(id, "Bash", &json!("0123456"));
         }
@@ -532,6 +563,43 @@ mod tests {
         .unwrap();
         let restored: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(restored[0]["arguments"], "{\"reason\":\"Count\"}");
+    }
+
+    #[test]
+    fn an_id_sent_back_with_only_its_letters_and_digits_finds_its_reason() {
+        let mut recall = Recall::default();
+        recall.note("call_abc-1", "exec", &json!("Leave a marker"));
+        // OpenClaw sends earlier calls back as `callabc1`.
+        let chat = json!([{"role": "assistant", "tool_calls": [{"id": "callabc1",
+            "type": "function", "function": {"name": "exec", "arguments": "{\"command\":\"ls\"}"}}]}]);
+        let (text, _) =
+            restore_written(Api::OpenAiChat, &raw(&chat), &tracked(&["exec"]), &recall).unwrap();
+        let restored: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            restored[0]["tool_calls"][0]["function"]["arguments"],
+            "{\"command\":\"ls\",\"reason\":\"Leave a marker\"}"
+        );
+        // An id that is letters and digits already is its own, and never another's alias.
+        recall.note("callabc1", "exec", &json!("Its own"));
+        assert_eq!(recall.get("callabc1").unwrap().logged.reason, "Its own");
+        // Two ids that give the same letters and digits: neither is found by them.
+        recall.note("call_x-y", "exec", &json!("One"));
+        recall.note("call_xy_", "exec", &json!("Other"));
+        assert!(recall.get("callxy").is_none());
+        assert_eq!(recall.get("call_x-y").unwrap().logged.reason, "One");
+    }
+
+    #[test]
+    fn a_forgotten_id_takes_its_alias_with_it() {
+        let mut recall = Recall::with_limit(150);
+        recall.note("call_a", "exec", &json!("0123456789"));
+        assert!(recall.get("calla").is_some());
+        for id in ["call_b", "call_c", "call_d"] {
+            recall.note(id, "exec", &json!("0123456789"));
+        }
+        assert!(recall.get("call_a").is_none());
+        assert!(recall.get("calla").is_none());
+        assert!(recall.get("calld").is_some());
     }
 
     #[test]
@@ -710,11 +778,11 @@ mod tests {
                 let Some(recalled) = api
                     .call_id(call)
                     .and_then(|id| recall.get(&id))
-                    .filter(|recalled| recalled.tool == tool)
+                    .filter(|recalled| recalled.logged.tool == tool)
                 else {
                     continue;
                 };
-                let reason = recalled.reason.clone();
+                let reason = recalled.logged.reason.clone();
                 match api.arguments_mut(call) {
                     Some(Value::Object(object)) if !object.contains_key(REASON_PARAM) => {
                         position.put(object, reason);
@@ -864,13 +932,13 @@ mod tests {
         text.push_str("{torn line\n");
         std::fs::write(&log, &text).unwrap();
         let mut recall = Recall::default();
-        crate::reasons_log::read_end(&log, 10_000, &mut |logged| recall.note_logged(&logged))
+        crate::reasons_log::read_end(&log, 10_000, &mut |logged| recall.note_logged(logged))
             .unwrap();
         assert!(recall.get("toolu_999").is_some());
         assert!(recall.get("toolu_0").is_none());
         assert!(recall.len() < 1000 && recall.len() > 50);
         let mut whole = Recall::default();
-        crate::reasons_log::read_end(&log, RECALL_TAIL, &mut |logged| whole.note_logged(&logged))
+        crate::reasons_log::read_end(&log, RECALL_TAIL, &mut |logged| whole.note_logged(logged))
             .unwrap();
         assert_eq!(whole.len(), 1000);
     }

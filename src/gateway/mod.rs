@@ -40,7 +40,7 @@ mod rewrite;
 mod splices;
 pub mod sse;
 
-pub use classifier::betas_without_the_tool_use_classifier;
+pub use classifier::BETA_HEADER;
 pub use history::{Lookup, Recall, Recalled, RECALL_BYTES, RECALL_TAIL};
 use rewrite::EventRewriter;
 pub use rewrite::{CutCall, Output};
@@ -111,12 +111,19 @@ impl Exchange {
         &self.tracked
     }
 
-    /// Whether the request must not ask the provider to classify its answer's tool calls: an
-    /// Anthropic request whose tools the layer took on (its body already lost the tool-use
-    /// safeguard; the `anthropic-beta` header's token goes too, with
-    /// [`betas_without_the_tool_use_classifier`]).
-    pub fn withholds_the_tool_use_classifier(&self) -> bool {
-        self.api == Api::Anthropic && !self.tracked.is_empty()
+    /// The values of the request's [`BETA_HEADER`] to send instead of the ones it came with, or
+    /// `None` to send them as they came. An Anthropic request whose tools the layer took on must
+    /// not ask the provider to classify its answer's tool calls (SPEC §4.2: no classifier reads
+    /// a reason): its body already lost the tool-use safeguard, and the classifier's token goes
+    /// from this header too.
+    pub fn beta_headers<'a>(
+        &self,
+        values: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Option<Vec<Vec<u8>>> {
+        if self.api != Api::Anthropic || self.tracked.is_empty() {
+            return None;
+        }
+        classifier::beta_headers_without_the_tool_use_classifier(values)
     }
 
     /// Takes the reasons off a whole JSON answer.

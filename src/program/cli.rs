@@ -205,10 +205,10 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct InputArgs {
     /// Log files, directories (searched for *.jsonl, *.json and *.traj, and for the SQLite
-    /// stores, *.db, of the agents that keep one), quoted glob patterns, or - for stdin. With
-    /// none and a terminal on stdin, the usual local agent log folders are read; with none and
-    /// stdin a pipe or a file, stdin is; otherwise a PATH must be given. A call's place is
-    /// path:line, and path:table:rowid in a SQLite store.
+    /// stores, *.db and *.sqlite, of the agents that keep one), quoted glob patterns, or - for
+    /// stdin. With none and a terminal on stdin, the usual local agent log folders are read;
+    /// with none and stdin a pipe or a file, stdin is; otherwise a PATH must be given. A call's
+    /// place is path:line, and path:table:rowid in a SQLite store.
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
 

@@ -3,75 +3,17 @@
 //! [`CallReason`] or 404. The path, the call id's encoding in it and the answer's shape are
 //! here, for both ends.
 
-use reasons::gateway::Recalled;
-use reasons::masking::Masking;
-use reasons::reasons_log::Record;
+use reasons::reasons_log::Logged;
 use serde_json::{json, Value};
 
 /// The path the questions are asked under; the call id follows it.
 pub const ROUTE: &str = "/reasons/v1/calls/";
 
-/// A call's reason as the route answers it (and as a team's store keeps it): the call, its tool,
-/// the reason, what the call touched and when the reason was taken.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallReason {
-    pub call_id: String,
-    pub tool: String,
-    pub reason: Value,
-    pub touched: Option<String>,
-    pub time: Option<String>,
-}
-
-impl CallReason {
-    /// What a gateway remembers of `call_id`.
-    pub fn recalled(call_id: &str, recalled: &Recalled) -> CallReason {
-        CallReason {
-            call_id: call_id.to_owned(),
-            tool: recalled.tool.clone(),
-            reason: recalled.reason.clone(),
-            touched: recalled.touched.clone(),
-            time: recalled.time.clone(),
-        }
-    }
-
-    /// A reason just logged, when its call has an id.
-    pub fn logged(record: &Record) -> Option<CallReason> {
-        Some(CallReason {
-            call_id: record.taken.call_id.clone()?,
-            tool: record.taken.tool.clone(),
-            reason: record.taken.reason.clone(),
-            touched: Some(record.touched.clone()),
-            time: Some(record.time.clone()),
-        })
-    }
-
-    /// As it leaves the machine: its reason and what its call touched masked when `masking`
-    /// says so.
-    pub fn masked(mut self, masking: Masking) -> CallReason {
-        masking.json(&mut self.reason);
-        if let Some(touched) = &mut self.touched {
-            *touched = masking.text(touched).into_owned();
-        }
-        self
-    }
-
-    /// The answer's JSON: `{"call_id","tool","reason","touched","time"}`.
-    pub fn to_json(&self) -> Value {
-        json!({"call_id": self.call_id, "tool": self.tool, "reason": self.reason,
-            "touched": self.touched, "time": self.time})
-    }
-
-    /// An answer read back; `None` when it is not one.
-    pub fn from_json(answer: &Value) -> Option<CallReason> {
-        let text = |key: &str| answer.get(key).and_then(Value::as_str).map(str::to_owned);
-        Some(CallReason {
-            call_id: text("call_id")?,
-            tool: text("tool")?,
-            reason: answer.get("reason")?.clone(),
-            touched: text("touched"),
-            time: text("time"),
-        })
-    }
+/// A call's reason as the route answers it (and as a team's store keeps it):
+/// `{"call_id","tool","reason","touched","time"}`, read back with [`Logged::from_json`].
+pub fn answer(logged: &Logged) -> Value {
+    json!({"call_id": logged.call_id, "tool": logged.tool, "reason": logged.reason,
+        "touched": logged.touched, "time": logged.time})
 }
 
 /// The URL `gateway` answers the question about `call_id` at: `GATEWAY/reasons/v1/calls/ID`, the
@@ -154,14 +96,10 @@ mod tests {
 
     #[test]
     fn an_answer_reads_back_as_it_was_written() {
-        let answer = CallReason {
-            call_id: "toolu_1".into(),
-            tool: "Bash".into(),
-            reason: json!("See the files"),
-            touched: Some("ls".into()),
-            time: None,
-        };
-        assert_eq!(CallReason::from_json(&answer.to_json()), Some(answer));
-        assert_eq!(CallReason::from_json(&json!({"tool": "Bash"})), None);
+        let mut logged = Logged::reason_for("Bash", json!("See the files"));
+        logged.call_id = Some("toolu_1".into());
+        logged.touched = Some("ls".into());
+        assert_eq!(Logged::from_json(answer(&logged)), Some(logged));
+        assert_eq!(Logged::from_json(json!({"tool": "Bash"})), None);
     }
 }

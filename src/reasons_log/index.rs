@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::matching::gemini_api_id;
+use super::matching::{gemini_api_id, responses_call_id};
 use super::record::Logged;
 use crate::record::{CallRecord, ReasonField, ReasonFrom, Status};
 
@@ -101,12 +101,14 @@ impl Index {
     }
 
     /// The reason logged for a record's call id. Gemini CLI records a call under
-    /// `<tool>__<id>`, the API's `functionCall.id` behind its tool's name, where the gateway
-    /// logged the API's id: either is looked up.
+    /// `<tool>__<id>`, the API's `functionCall.id` behind its tool's name, and Pi's runtime a
+    /// Responses call under `<call id>|<item id>`, where the gateway logged the API's call id:
+    /// either is looked up.
     fn get_for(&self, record: &CallRecord, call_id: &str) -> Option<&Value> {
         self.get(call_id).or_else(|| {
             let api_id = gemini_api_id(&record.tool, call_id)
-                .filter(|_| record.format == crate::record::Format::GeminiCli)?;
+                .filter(|_| record.format == crate::record::Format::GeminiCli)
+                .or_else(|| responses_call_id(call_id))?;
             self.get(api_id)
         })
     }
@@ -189,6 +191,13 @@ mod tests {
             other.format = format;
             assert!(!index.join(&mut other), "{id} in {format:?}");
         }
+        let mut responses = record("t1|fc_1", Status::Missing);
+        responses.format = crate::record::Format::Openclaw;
+        assert!(
+            index.join(&mut responses),
+            "Pi's runtime's `<call id>|<item id>` joins on the call id"
+        );
+        assert_eq!(responses.reason.as_deref(), Some("Look"));
         assert_eq!(
             joined("t9", Status::Missing),
             (Status::Missing, None, ReasonFrom::Call)

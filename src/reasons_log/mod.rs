@@ -60,7 +60,7 @@ mod which_log;
 mod writer;
 
 pub use index::{note_first, Index};
-pub use matching::{gemini_api_id, same_tool_same_touched};
+pub use matching::{gemini_api_id, responses_call_id, same_tool_same_touched};
 pub use recent::read_end;
 pub use record::{Logged, Record, Via};
 pub use search::{find_from_end, find_touched_from_end, SEARCH_FROM_END};

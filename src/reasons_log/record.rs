@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::dates;
 use crate::layer::TakenReason;
+use crate::masking::Masking;
 use crate::touched;
 
 /// Which part of the layer took the reason off.
@@ -78,6 +79,19 @@ impl Record {
         Value::Object(object)
     }
 
+    /// The record as it reads back from the log.
+    pub fn logged(&self) -> Logged {
+        Logged {
+            time: Some(self.time.clone()),
+            via: Some(self.via.as_str().to_owned()),
+            tool: self.taken.tool.clone(),
+            call_id: self.taken.call_id.clone(),
+            reason: self.taken.reason.clone(),
+            touched: Some(self.touched.clone()),
+            session: self.session.clone(),
+        }
+    }
+
     /// The record as the line that is appended, newline included.
     pub fn to_line(&self) -> Vec<u8> {
         let mut line = self.to_json().to_string().into_bytes();
@@ -111,7 +125,13 @@ impl Logged {
     /// A line of the log; `None` when it is no record (malformed, torn, without a tool or a
     /// reason).
     pub fn parse(line: &[u8]) -> Option<Logged> {
-        let Value::Object(mut record) = serde_json::from_slice::<Value>(line).ok()? else {
+        Logged::from_json(serde_json::from_slice::<Value>(line).ok()?)
+    }
+
+    /// A record as a JSON object holds it (a line of the log, a team's answer about a call);
+    /// `None` when it is no record.
+    pub fn from_json(record: Value) -> Option<Logged> {
+        let Value::Object(mut record) = record else {
             return None;
         };
         let mut text = |key: &str| match record.shift_remove(key) {
@@ -135,6 +155,29 @@ impl Logged {
             touched,
             session,
         })
+    }
+
+    /// A reason for a call to `tool`, with nothing else known of it.
+    pub fn reason_for(tool: &str, reason: Value) -> Logged {
+        Logged {
+            time: None,
+            via: None,
+            tool: tool.to_owned(),
+            call_id: None,
+            reason,
+            touched: None,
+            session: None,
+        }
+    }
+
+    /// As it leaves the machine: its reason and what its call touched masked when `masking`
+    /// says so (SPEC §4.2.2).
+    pub fn masked(mut self, masking: Masking) -> Logged {
+        masking.json(&mut self.reason);
+        if let Some(touched) = &mut self.touched {
+            *touched = masking.text(touched).into_owned();
+        }
+        self
     }
 }
 

@@ -75,13 +75,15 @@ formats! {
     KiroCli = "kiro-cli",
     /// Pi coding agent sessions (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
     Pi = "pi",
-    /// OpenClaw sessions (`~/.openclaw/agents/<agent>/sessions/<id>.jsonl`): Pi's format.
+    /// OpenClaw sessions (its store `openclaw-agent.sqlite`, and the older
+    /// `~/.openclaw/agents/<agent>/sessions/<id>.jsonl`): Pi's format.
     Openclaw = "openclaw",
     /// Antigravity CLI transcripts (`~/.gemini/antigravity-cli/brain/<id>/…/transcript.jsonl`).
     Antigravity = "antigravity",
     /// Grok CLI session updates (`~/.grok/sessions/<cwd>/<id>/updates.jsonl`).
     GrokCli = "grok-cli",
-    /// Hermes Agent sessions (`~/.hermes/sessions/session_*.json`) and exported message rows.
+    /// Hermes Agent sessions: its store `state.db`, its session files
+    /// (`~/.hermes/sessions/session_*.json`) and exported message rows.
     Hermes = "hermes",
     /// Factory Droid sessions (`~/.factory/sessions/<cwd>/<id>.jsonl`).
     FactoryDroid = "factory-droid",

@@ -1,10 +1,11 @@
 //! Hermes Agent sessions: its session files (`~/.hermes/sessions/session_<id>.json`,
 //! `{"session_id", "model", "platform", "session_start", "messages"}`), and the rows of its
-//! store's `messages` table exported one a line (`{"role", "content", "tool_calls",
-//! "tool_call_id", "tool_name", "finish_reason", "timestamp", …}`). The messages are OpenAI
-//! Chat's, and so are their calls, `tool_calls[].{id, function: {name, arguments}}`, which the
-//! OpenAI Chat shape reads; a row keeps its list of them as JSON text, decoded here. A row of
-//! role `tool` is a result.
+//! store's `messages` table (`{"role", "content", "tool_calls", "tool_call_id", "tool_name",
+//! "finish_reason", "timestamp", …}`), read from `state.db` itself (`formats::store`) or
+//! exported one a line. The messages are OpenAI Chat's, and so are their calls,
+//! `tool_calls[].{id, function: {name, arguments}}`, which the OpenAI Chat shape reads; an
+//! exported row keeps its list of them as JSON text, decoded here (a row read from the store
+//! has it inline). A row of role `tool` is a result.
 
 use super::descriptor::{Outer, Shape};
 use super::openai_chat;

@@ -1,10 +1,12 @@
 //! Agents that keep their sessions in a SQLite database: OpenCode (`opencode.db`), Kilo
-//! (`kilo.db`), Crush (`.crush/crush.db`) and Goose (`sessions.db`).
+//! (`kilo.db`), Crush (`.crush/crush.db`), Goose (`sessions.db`), Hermes Agent (`state.db`) and
+//! OpenClaw (`openclaw-agent.sqlite`).
 //!
 //! A store is told by the file's header (`SQLite format 3`), then by its tables and columns,
 //! never by its name. Each row of the table that holds the calls is read as one event, the
 //! object of its columns with its JSON column inline, through the same reading loop and shapes
-//! as a JSONL log: a row is a line, numbered by its rowid. Records name the table after the
+//! as a JSONL log: a row is a line, numbered by its rowid. A row whose event the agent
+//! compressed (OpenClaw's longer ones) is decompressed first. Records name the table after the
 //! path (`source` is `path:table`), so a call's place reads `path:table:rowid`.
 //!
 //! The agent may be writing while we read. The database is opened read-only (no write to the
@@ -19,6 +21,7 @@
 mod layouts;
 mod row_event;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -36,7 +39,7 @@ use super::options::ReadOptions;
 use super::reading::Reading;
 use super::source_rules::{Item, Offset};
 use crate::record::Format;
-use layouts::{fits, select, JsonHolds, Layout, LAYOUTS};
+use layouts::{fits, select, JsonHolds, Layout, NullJson, LAYOUTS};
 use row_event::{compose, why_not_json};
 
 /// The first 16 bytes of every SQLite database.
@@ -47,6 +50,10 @@ const BATCH: i64 = 4096;
 
 /// How long to wait for a lock the agent holds while it writes (rollback mode only).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The longest compressed event decompressed: OpenClaw compresses none longer (4 MiB). A size
+/// above it is the file's mistake, and no reason to take that much memory.
+const LONGEST_COMPRESSED: usize = 4 << 20;
 
 /// Whether the file at `path` starts as a SQLite database does. Reads 16 bytes, nothing more.
 pub fn is_sqlite(path: &Path) -> bool {
@@ -94,7 +101,7 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::NotAStore => f.write_str(
                 "a SQLite database, but not the store of an agent reasons reads \
-                 (OpenCode, Kilo, Crush, Goose): skipped",
+                 (OpenCode, Kilo, Crush, Goose, Hermes Agent, OpenClaw): skipped",
             ),
             StoreError::Sqlite(error) => write!(f, "cannot read this SQLite database: {error}"),
         }
@@ -113,6 +120,8 @@ impl From<rusqlite::Error> for StoreError {
 pub struct Store {
     connection: Connection,
     layout: &'static Layout,
+    /// The query of one batch of rows, for the columns this store's table has.
+    select: String,
 }
 
 impl Store {
@@ -126,7 +135,12 @@ impl Store {
             .iter()
             .find(|layout| fits(layout, &tables))
             .ok_or(StoreError::NotAStore)?;
-        Ok(Store { connection, layout })
+        let select = select(layout, &tables[layout.table]);
+        Ok(Store {
+            connection,
+            layout,
+            select,
+        })
     }
 
     /// Which agent wrote it.
@@ -161,7 +175,6 @@ impl Store {
         // that row's JSON column.
         let rows = RefCell::new(Rows::default());
         let current = std::cell::Cell::new(0);
-        let json_column = layout.json.0;
         let mut apply = |item: Item| {
             let item = match item {
                 Item::Malformed { line, message } => Item::Malformed {
@@ -169,7 +182,9 @@ impl Store {
                     message: rows
                         .borrow()
                         .column(current.get(), layout)
-                        .and_then(|text| why_not_json(json_column, &text, JsonHolds::of(layout)))
+                        .and_then(|(column, text)| {
+                            why_not_json(column, &text, JsonHolds::of(layout))
+                        })
                         .unwrap_or(message),
                 },
                 item => item,
@@ -180,10 +195,10 @@ impl Store {
         // SQLite reads and writes the events on a thread of its own while this one reads
         // them: a few batches ahead at most.
         let (batches_out, batches_in) = mpsc::sync_channel::<io::Result<Rows>>(2);
-        let connection = self.connection;
+        let (connection, select) = (self.connection, self.select);
         let events = std::thread::scope(|scope| -> io::Result<u64> {
             scope.spawn(move || {
-                if let Err(error) = produce(&connection, layout, &batches_out) {
+                if let Err(error) = produce(&connection, layout, &select, &batches_out) {
                     let _ = batches_out.send(Err(error));
                 }
             });
@@ -234,18 +249,22 @@ struct Row {
 struct Written {
     text: Range<usize>,
     json: Range<usize>,
+    /// The column the JSON came from: the JSON column, or the one it was compressed into.
+    column: &'static str,
 }
 
 impl Rows {
-    /// The JSON column of the row at `index`, as its event holds it (line breaks in it made
-    /// spaces); an object's braces put back where its members joined the event's.
-    fn column(&self, index: usize, layout: &Layout) -> Option<Vec<u8>> {
+    /// The JSON of the row at `index`, as its event holds it (line breaks in it made spaces),
+    /// an object's braces put back where its members joined the event's; and the column it
+    /// came from.
+    fn column(&self, index: usize, layout: &Layout) -> Option<(&'static str, Vec<u8>)> {
         let written = self.rows.get(index)?.event.as_ref().ok()?;
         let json = &self.events[written.json.clone()];
-        Some(match layout.json.1 {
+        let text = match layout.json.1 {
             Some(_) => json.to_vec(),
             None => [b"{".as_slice(), json].concat(),
-        })
+        };
+        Some((written.column, text))
     }
 }
 
@@ -257,12 +276,10 @@ const CHUNK: usize = 1 << 20;
 fn produce(
     connection: &Connection,
     layout: &Layout,
+    select: &str,
     out: &mpsc::SyncSender<io::Result<Rows>>,
 ) -> io::Result<()> {
-    let json_column = layout.json.0;
-    let mut statement = connection
-        .prepare(&select(layout))
-        .map_err(io::Error::other)?;
+    let mut statement = connection.prepare(select).map_err(io::Error::other)?;
     let mut chunk = Rows::default();
     let mut after = i64::MIN;
     loop {
@@ -274,30 +291,24 @@ fn produce(
             read += 1;
             let rowid: i64 = row.get(0).map_err(io::Error::other)?;
             after = rowid;
-            let json = row
-                .get_ref(layout.columns.len() + 1)
-                .map_err(io::Error::other)?;
             // A column the event cannot be made of is said so here: the reader would see an
             // event that does not even hold the JSON's words.
-            let event = match json {
-                ValueRef::Text(text)
+            let event = match json_of(row, layout).map_err(io::Error::other)? {
+                Ok(RowJson { column, text })
                     if layout.json.1.is_some() || text.trim_ascii_start().starts_with(b"{") =>
                 {
                     let start = chunk.events.len();
                     let json =
-                        compose(layout, row, text, &mut chunk.events).map_err(io::Error::other)?;
+                        compose(layout, row, &text, &mut chunk.events).map_err(io::Error::other)?;
                     Ok(Written {
                         text: start..chunk.events.len(),
                         json,
+                        column,
                     })
                 }
-                ValueRef::Text(text) => Err(why_not_json(json_column, text, JsonHolds::Object)
-                    .unwrap_or_else(|| format!("`{json_column}` is not JSON"))),
-                ValueRef::Null => Err(format!("`{json_column}` is null")),
-                ValueRef::Blob(_) => Err(format!("`{json_column}` is not text but a blob")),
-                ValueRef::Integer(_) | ValueRef::Real(_) => {
-                    Err(format!("`{json_column}` is not text but a number"))
-                }
+                Ok(RowJson { column, text }) => Err(why_not_json(column, &text, JsonHolds::Object)
+                    .unwrap_or_else(|| format!("`{column}` is not JSON"))),
+                Err(message) => Err(message),
             };
             chunk.rows.push(Row { rowid, event });
             if chunk.events.len() >= CHUNK && out.send(Ok(std::mem::take(&mut chunk))).is_err() {
@@ -312,6 +323,66 @@ fn produce(
         let _ = out.send(Ok(chunk));
     }
     Ok(())
+}
+
+/// A row's JSON text, and the column it came from: the JSON column, or the one it was
+/// compressed into.
+struct RowJson<'r> {
+    column: &'static str,
+    text: Cow<'r, [u8]>,
+}
+
+/// A row's JSON, or what makes the row no event.
+fn json_of<'r>(
+    row: &'r rusqlite::Row<'_>,
+    layout: &Layout,
+) -> rusqlite::Result<Result<RowJson<'r>, String>> {
+    let at = layout.columns.len() + 1;
+    let column = layout.json.0;
+    Ok(match row.get_ref(at)? {
+        ValueRef::Text(text) => Ok(RowJson {
+            column,
+            text: Cow::Borrowed(text),
+        }),
+        ValueRef::Null => match layout.null_json {
+            NullJson::Zstd { frame, size } => match row.get_ref(at + 1)? {
+                ValueRef::Null => Err(format!("`{column}` is null, and so is `{frame}`")),
+                stored => {
+                    decompress(stored, row.get_ref(at + 2)?, frame, size).map(|text| RowJson {
+                        column: frame,
+                        text: Cow::Owned(text),
+                    })
+                }
+            },
+            NullJson::Malformed | NullJson::NoCalls => Err(format!("`{column}` is null")),
+        },
+        ValueRef::Blob(_) => Err(format!("`{column}` is not text but a blob")),
+        ValueRef::Integer(_) | ValueRef::Real(_) => {
+            Err(format!("`{column}` is not text but a number"))
+        }
+    })
+}
+
+/// The text a zstd frame holds, `size` bytes of it as the row says; the columns' names
+/// (`frame_column`, `size_column`) for what is wrong.
+fn decompress(
+    frame: ValueRef<'_>,
+    size: ValueRef<'_>,
+    frame_column: &str,
+    size_column: &str,
+) -> Result<Vec<u8>, String> {
+    let ValueRef::Blob(frame) = frame else {
+        return Err(format!("`{frame_column}` is not a blob"));
+    };
+    let size = match size {
+        ValueRef::Integer(size) => usize::try_from(size)
+            .ok()
+            .filter(|size| *size <= LONGEST_COMPRESSED),
+        _ => None,
+    }
+    .ok_or_else(|| format!("`{size_column}` is not a size up to {LONGEST_COMPRESSED} bytes"))?;
+    zstd::bulk::decompress(frame, size)
+        .map_err(|error| format!("`{frame_column}` is not a zstd frame of {size} bytes: {error}"))
 }
 
 /// The tables of the database, with their columns.

@@ -1,6 +1,7 @@
-//! Hermes Agent: its session files, `~/.hermes/sessions/session_<id>.json` (written only with
-//! `sessions.write_json_snapshots` on); `$HERMES_HOME` is its home itself. Its `state.db` beside
-//! them is not read.
+//! Hermes Agent: its store `~/.hermes/state.db` (SQLite, table `messages`), where it keeps
+//! every session, and its session files, `~/.hermes/sessions/session_<id>.json`, written only
+//! with `sessions.write_json_snapshots` on; `$HERMES_HOME` is its home itself. With snapshots
+//! on, a session is in both, and its calls are counted in each.
 //!
 //! Its hook is a Python plugin of ours (`plugins/reasons/` in its home, loaded only when
 //! `config.yaml` names it in `plugins.enabled`). Hermes asks the person only before the commands
@@ -44,7 +45,7 @@ pub const AGENT: Agent = Agent {
         base: Base::Home,
         in_base: ".hermes",
     },
-    logs: &["sessions"],
+    logs: &["state.db", "sessions"],
     hook: Some(Hook {
         event: "pre_tool_call",
         user_settings: "config.yaml",

@@ -80,8 +80,9 @@ fn call(event: &Value) -> Option<HookCall<'_>> {
     })
 }
 
-/// The API of a Pi `api` value, as the gateway names it.
-fn api_of(api: &str) -> Option<&'static str> {
+/// The API of a Pi `api` value, as the gateway names it (OpenClaw, which runs on Pi's agent
+/// runtime, names its providers' APIs the same way).
+pub fn api_of(api: &str) -> Option<&'static str> {
     match api {
         "anthropic-messages" => Some("anthropic"),
         "openai-completions" | "openai-responses" => Some("openai"),

@@ -19,11 +19,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Version};
-
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
-    betas_without_the_tool_use_classifier, Exchange, Lookup, Output, Recall, Recalled, RECALL_TAIL,
-    SESSION_HEADERS,
+    Exchange, Lookup, Output, Recall, BETA_HEADER, RECALL_TAIL, SESSION_HEADERS,
 };
 use reasons::layer::ReasonPosition;
 use reasons::layer::TakenReason;
@@ -214,40 +212,6 @@ fn upstream_client() -> UpstreamClient {
     http::client(Duration::from_secs(30))
 }
 
-/// Takes the tool-use classifier's token out of the `anthropic-beta` headers of a request whose
-/// body lost its safeguard (SPEC §4.2: no classifier reads a reason); a header left without a
-/// token goes. Every other token stays as it came.
-fn withhold_the_classifier_beta(headers: &mut HeaderMap) {
-    const BETA: HeaderName = HeaderName::from_static("anthropic-beta");
-    let mut changed = false;
-    let mut kept = Vec::new();
-    for value in headers.get_all(&BETA) {
-        let rest = value
-            .to_str()
-            .map(betas_without_the_tool_use_classifier)
-            .ok()
-            .filter(|rest| rest.as_bytes() != value.as_bytes());
-        match rest {
-            None => kept.push(value.clone()),
-            Some(rest) => {
-                changed = true;
-                // A part of a header value is a header value.
-                kept.extend(
-                    HeaderValue::from_str(&rest)
-                        .ok()
-                        .filter(|_| !rest.is_empty()),
-                );
-            }
-        }
-    }
-    if changed {
-        headers.remove(&BETA);
-        for value in kept {
-            headers.append(&BETA, value);
-        }
-    }
-}
-
 fn full(bytes: impl Into<Bytes>) -> ProxyBody {
     Full::new(bytes.into())
         .map_err(|never| match never {})
@@ -341,8 +305,20 @@ impl Gateway {
                 if let Some(session) = named {
                     exchange.session = Some(session.to_owned());
                 }
-                if exchange.withholds_the_tool_use_classifier() {
-                    withhold_the_classifier_beta(&mut parts.headers);
+                const BETA: HeaderName = HeaderName::from_static(BETA_HEADER);
+                let values = parts
+                    .headers
+                    .get_all(&BETA)
+                    .iter()
+                    .map(HeaderValue::as_bytes);
+                if let Some(kept) = exchange.beta_headers(values) {
+                    parts.headers.remove(&BETA);
+                    for value in kept {
+                        // A part of a header value is a header value.
+                        if let Ok(value) = HeaderValue::from_bytes(&value) {
+                            parts.headers.append(&BETA, value);
+                        }
+                    }
                 }
                 if let Some(problem) = exchange.problem.as_ref().filter(|_| self.verbose) {
                     say(&format!("{path}: {problem}; forwarded as it came"));
@@ -483,12 +459,9 @@ impl Gateway {
                 crate::program::messages::line(&taken.to_string());
             }
             let record = Record::now(Via::Gateway, taken.clone(), session.map(str::to_owned));
-            if let (Some(recall), Some(call_id)) = (&self.recall, &taken.call_id) {
-                let mut recalled = Recalled::new(&taken.tool, &taken.reason);
-                recalled.touched = Some(record.touched.clone());
-                recalled.time = Some(record.time.clone());
+            if let Some(recall) = &self.recall {
                 let mut recall = recall.write().unwrap_or_else(|e| e.into_inner());
-                recall.note_recalled(call_id, recalled);
+                recall.note_logged(record.logged());
             }
             self.sharing.took(&record);
             let Some(log) = &self.log else { continue };
@@ -509,7 +482,7 @@ impl Gateway {
 /// one it starts without.
 fn recall(log: &std::path::Path) -> Recall {
     let mut recall = Recall::default();
-    let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| recall.note_logged(&logged));
+    let _ = reasons_log::read_end(log, RECALL_TAIL, &mut |logged| recall.note_logged(logged));
     recall
 }
 

@@ -18,12 +18,12 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Response, StatusCode};
 use reasons::gateway::Recall;
 use reasons::masking::Masking;
-use reasons::reasons_log::Record;
+use reasons::reasons_log::{Logged, Record};
 use serde_json::json;
 
 use super::store::Store;
 use super::{full, ProxyBody};
-use crate::program::reasons_route::{asked_call_id, CallReason, ROUTE};
+use crate::program::reasons_route::{answer, asked_call_id, ROUTE};
 
 /// What a gateway shares of its reasons beyond its log, each part optional: the route
 /// (`--serve-reasons`), the store (`--store`) and the spans (`--otlp`).
@@ -73,11 +73,10 @@ impl Sharing {
         if let Some(spans) = &self.spans {
             spans.span(record);
         }
-        let (Some(store), Some(kept)) = (&self.store, CallReason::logged(record)) else {
+        let (Some(store), Some(call_id)) = (&self.store, &record.taken.call_id) else {
             return;
         };
-        let kept = kept.masked(self.masking);
-        store.keep(&kept.call_id, &kept.to_json());
+        store.keep(call_id, &answer(&record.logged().masked(self.masking)));
     }
 
     /// The answer to a question about a call's reason, when `path` asks one and reasons are
@@ -99,7 +98,7 @@ impl Sharing {
             (&Method::GET, Some(call_id)) => {
                 let remembered = recall.and_then(|recall| {
                     let recall = recall.read().unwrap_or_else(|e| e.into_inner());
-                    Some(CallReason::recalled(&call_id, recall.get(&call_id)?))
+                    Some(recall.get(&call_id)?.logged.clone())
                 });
                 match (remembered, &self.store) {
                     (Some(remembered), _) => Some(remembered),
@@ -108,15 +107,15 @@ impl Sharing {
                         .await
                         .pop()
                         .flatten()
-                        .and_then(|kept| CallReason::from_json(&kept)),
+                        .and_then(Logged::from_json),
                     (None, None) => None,
                 }
-                .filter(|found| found.call_id == call_id)
+                .filter(|found| found.call_id.as_deref() == Some(call_id.as_str()))
             }
             _ => None,
         };
         let (status, body) = match found {
-            Some(found) => (StatusCode::OK, found.masked(self.masking).to_json()),
+            Some(found) => (StatusCode::OK, answer(&found.masked(self.masking))),
             None => (
                 StatusCode::NOT_FOUND,
                 json!({"error": "no reason is known for this call id"}),

@@ -13,11 +13,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::{Request, StatusCode, Uri};
-use reasons::reasons_log;
+use reasons::reasons_log::{self, Logged};
 use serde_json::Value;
 
 use crate::program::http;
-use crate::program::reasons_route::{question_url, CallReason};
+use crate::program::reasons_route::question_url;
 
 /// How long the gateway has to answer.
 pub const TIMEOUT: Duration = Duration::from_millis(300);
@@ -46,9 +46,9 @@ pub fn ask(gateway: &str, call_id: &str, timeout: Duration) -> Option<Value> {
         .ok()?;
     let answer =
         runtime.block_on(async { tokio::time::timeout(timeout, fetch(uri)).await.ok()? })?;
-    let answer = CallReason::from_json(&serde_json::from_slice(&answer).ok()?)?;
+    let answer = Logged::parse(&answer)?;
     // An answer about another call is no answer.
-    (answer.call_id == call_id).then_some(answer.reason)
+    (answer.call_id.as_deref() == Some(call_id)).then_some(answer.reason)
 }
 
 async fn fetch(uri: Uri) -> Option<Bytes> {

@@ -1,9 +1,9 @@
 //! Following a log that its agent rewrites rather than appends to: one JSON document (Cline's
 //! `messages.json`, VS Code's chat sessions, Gemini CLI's older `.json` chats) or an agent's
-//! SQLite store (OpenCode, Kilo, Goose, Crush). A document can only be read whole, and a store's
-//! rows can change anywhere, so `tail -f`'s way (read on from where the last read ended) does not
-//! apply: the log is read again whenever it changes, and the calls after those already handed
-//! over are handed over, in order.
+//! SQLite store (OpenCode, Kilo, Goose, Crush, Hermes Agent, OpenClaw). A document can only be
+//! read whole, and a store's rows can change anywhere, so `tail -f`'s way (read on from where the
+//! last read ended) does not apply: the log is read again whenever it changes, and the calls
+//! after those already handed over are handed over, in order.
 //!
 //! A log read while it is being written may be cut short; such a read is taken back, and the
 //! log read again once it has stayed the same for one look. A log that comes back with fewer

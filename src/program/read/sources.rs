@@ -108,8 +108,9 @@ fn stdin_holds_input() -> bool {
 /// File names a directory walk picks up.
 const LOG_EXTENSIONS: [&str; 3] = ["jsonl", "json", "traj"];
 
-/// Files a directory walk picks up when they are an agent's SQLite store.
-const STORE_EXTENSION: &str = "db";
+/// Files a directory walk picks up when they are an agent's SQLite store (OpenClaw's is a
+/// `.sqlite`).
+const STORE_EXTENSIONS: [&str; 2] = ["db", "sqlite"];
 
 /// A path the user named that holds no log, or that could not be read: reported, never skipped
 /// silently, and the run goes on with the rest.
@@ -280,8 +281,8 @@ fn walk(dir: &Path, sources: &mut Vec<Source>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A file a folder walk reads, if it is one: a JSON log by its name, or a `.db` file that starts
-/// as SQLite does and is, or may be, an agent's store. A store is kept open for its reading; one
+/// A file a folder walk reads, if it is one: a JSON log by its name, or a `.db` or `.sqlite` file
+/// that starts as SQLite does and is, or may be, an agent's store. A store is kept open for its reading; one
 /// SQLite cannot read (damaged, locked) is kept as a file, so that reading it says what is wrong.
 fn log_in_folder(path: PathBuf) -> Option<Source> {
     if is_log_file(&path) {
@@ -289,7 +290,8 @@ fn log_in_folder(path: PathBuf) -> Option<Source> {
     }
     let is_database = path
         .extension()
-        .is_some_and(|extension| extension == STORE_EXTENSION)
+        .and_then(|extension| extension.to_str())
+        .is_some_and(|extension| STORE_EXTENSIONS.contains(&extension))
         && store::is_sqlite(&path);
     if !is_database {
         return None;

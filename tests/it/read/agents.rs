@@ -12,7 +12,8 @@ use crate::util::{arg, extract_records, records, run, write_reasons_log};
 
 /// A stripped call of every agent that gives its calls ids takes its reason from the reasons
 /// log by that id: OpenCode's and Kilo's `callID`, Copilot's `toolCallId`, Qwen's
-/// `functionCall.id`, Cline's `tool_use.id`, Crush's and Goose's call ids.
+/// `functionCall.id`, Cline's `tool_use.id`, Crush's, Goose's and Hermes's call ids, and
+/// OpenClaw's `<call id>|<item id>` by its call id, which the layer logged.
 #[test]
 fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
     let dir = tempfile::tempdir().unwrap();
@@ -34,6 +35,8 @@ fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
             ("edit", "call_e1", "The edit's reason."),
             ("developer__shell", "tr_d2", "Goose's reason."),
             ("bash", "call_kilo", "Kilo's reason."),
+            ("read_file", "call_hb2", "Hermes's reason."),
+            ("write", "call_Wn27KpXc4dRa", "OpenClaw's reason."),
         ],
     );
     let paths = [
@@ -44,6 +47,8 @@ fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
         "samples/cline.messages.json",
         "samples/crush.db",
         "samples/goose.db",
+        "samples/hermes.db",
+        "samples/openclaw.db",
     ];
     let mut args = vec!["--reasons-log", arg(&log)];
     args.extend(paths);
@@ -75,6 +80,11 @@ fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
         ("cline", vec![("toolu_c2", "Cline's reason.")]),
         ("crush", vec![("call_e1", "The edit's reason.")]),
         ("goose", vec![("tr_d2", "Goose's reason.")]),
+        ("hermes", vec![("call_hb2", "Hermes's reason.")]),
+        (
+            "openclaw",
+            vec![("call_Wn27KpXc4dRa|fc_68a2c3f71d09", "OpenClaw's reason.")],
+        ),
     ]
     .into_iter()
     .map(|(format, calls)| {
@@ -98,7 +108,9 @@ fn a_stripped_call_of_each_agent_takes_its_reason_from_the_log_by_its_id() {
                 "toolu_c2",
                 "call_e1",
                 "tr_d2",
-                "call_kilo"
+                "call_kilo",
+                "call_hb2",
+                "call_Wn27KpXc4dRa|fc_68a2c3f71d09"
             ]
             .contains(&record["call_id"].as_str().unwrap())));
 }
@@ -278,6 +290,11 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
                 .join(".openclaw/agents/main/sessions/5d0c7a91.jsonl"),
         ),
         (
+            "samples/openclaw.db",
+            home.path()
+                .join(".openclaw/agents/main/agent/openclaw-agent.sqlite"),
+        ),
+        (
             "samples/antigravity.jsonl",
             home.path().join(
                 ".gemini/antigravity-cli/brain/c0ffee/.system_generated/logs/transcript.jsonl",
@@ -293,6 +310,7 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
             home.path()
                 .join(".hermes/sessions/session_20260806_091500_4f2a1c.json"),
         ),
+        ("samples/hermes.db", home.path().join(".hermes/state.db")),
         (
             "samples/factory-droid.jsonl",
             home.path()
@@ -326,9 +344,12 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
         home.path().join(".kiro/sessions/cli"),
         home.path().join(".pi/agent/sessions"),
         home.path().join(".openclaw/agents/main/sessions"),
+        home.path()
+            .join(".openclaw/agents/main/agent/openclaw-agent.sqlite"),
         home.path().join(".gemini/antigravity-cli/brain"),
         home.path().join(".grok/sessions"),
         home.path().join(".hermes/sessions"),
+        home.path().join(".hermes/state.db"),
         home.path().join(".factory/sessions"),
     ] {
         assert!(
@@ -364,10 +385,11 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
         ("vscode-copilot-chat", 4),
         ("kiro-cli", 3),
         ("pi", 3),
-        ("openclaw", 2),
+        // The session file's two, and the store's two.
+        ("openclaw", 4),
         ("antigravity", 2),
         ("grok-cli", 2),
-        ("hermes", 2),
+        ("hermes", 4),
         ("factory-droid", 2),
     ]
     .into_iter()
@@ -375,8 +397,8 @@ fn with_no_path_and_a_terminal_every_agents_usual_place_is_read_and_announced() 
     assert_eq!(counts, expected);
 }
 
-/// A folder PATH finds the agents' files too: their JSON logs, and the `.db` files that are
-/// agents' stores, while other databases in it are passed over without a word.
+/// A folder PATH finds the agents' files too: their JSON logs, and the `.db` and `.sqlite` files
+/// that are agents' stores, while other databases in it are passed over without a word.
 #[test]
 fn a_folder_finds_the_agents_stores_and_passes_over_other_databases_quietly() {
     let dir = tempfile::tempdir().unwrap();
@@ -385,6 +407,13 @@ fn a_folder_finds_the_agents_stores_and_passes_over_other_databases_quietly() {
     std::fs::copy(
         crate::util::root().join("samples/crush.db"),
         project.join("crush.db"),
+    )
+    .unwrap();
+    let openclaw = dir.path().join(".openclaw/agents/main/agent");
+    std::fs::create_dir_all(&openclaw).unwrap();
+    std::fs::copy(
+        crate::util::root().join("samples/openclaw.db"),
+        openclaw.join("openclaw-agent.sqlite"),
     )
     .unwrap();
     for n in 0..20 {
@@ -398,8 +427,11 @@ fn a_folder_finds_the_agents_stores_and_passes_over_other_databases_quietly() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stderr, "");
     let found = records(&run.stdout);
-    assert_eq!(found.len(), 2);
-    assert!(found.iter().all(|record| record["format"] == "crush"));
+    let formats: Vec<&str> = found
+        .iter()
+        .map(|record| record["format"].as_str().unwrap())
+        .collect();
+    assert_eq!(formats, ["openclaw", "openclaw", "crush", "crush"]);
 }
 
 /// Copilot appends to `events.jsonl` as the session goes: read while it writes, the line it has

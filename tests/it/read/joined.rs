@@ -248,10 +248,10 @@ fn an_id_logged_twice_gives_the_same_reason_to_extract_and_to_the_history() {
 
     let mut recall = reasons::gateway::Recall::default();
     reasons::reasons_log::read_end(&log, reasons::gateway::RECALL_TAIL, &mut |logged| {
-        recall.note_logged(&logged)
+        recall.note_logged(logged)
     })
     .unwrap();
-    let restored = recall.get("t1").unwrap().reason.clone();
+    let restored = recall.get("t1").unwrap().logged.reason.clone();
 
     assert_eq!(extracted, json!("List the project"));
     assert_eq!(restored, extracted);

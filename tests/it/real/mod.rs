@@ -11,4 +11,6 @@ pub mod real_more_agents;
 mod real_prompt;
 mod real_proxy_remote;
 pub mod real_run;
-mod real_run_pi_hermes;
+mod real_run_droid_grok;
+mod real_run_openclaw;
+pub mod real_run_pi_hermes;

@@ -1,7 +1,8 @@
-//! A real agent with a real model, end to end: Qwen Code, headless, through `reasons gateway` to
-//! llama.cpp's server with Qwen2.5-Coder-0.5B-Instruct (`util/llama.rs`). The model's shell call
-//! runs, the agent never sees its reason, the reasons log keeps it beside the command, and
-//! `reasons watch` shows the call with it.
+//! Real agents with a real model, end to end, against llama.cpp's server with
+//! Qwen2.5-Coder-0.5B-Instruct (`util/llama.rs`). Qwen Code, headless, through `reasons gateway`:
+//! the model's shell call runs, the agent never sees its reason, the reasons log keeps it beside
+//! the command, and `reasons watch` shows the call with it. Pi, headless, through `reasons run
+//! pi` with the person's own provider pointed at the model: the same, joined on Pi's own log.
 //!
 //! On this 2-core machine a turn costs about one second per 30 prompt tokens, so the agent is
 //! given a prompt it can afford: Qwen Code's `--bare` (no memory, no context files, no output
@@ -24,14 +25,17 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use crate::real::real_run_pi_hermes::reasons_run_within;
 use crate::util::bounded::run_bounded_within;
 use crate::util::gateway::Gateway;
 use crate::util::llama::{chat_calls, LlamaServer, Relay};
-use crate::util::real_parts::{part, QWEN_CODE};
+use crate::util::real_parts::{part, PI, QWEN_CODE};
 use crate::util::sandbox::Sandbox;
-use crate::util::{arg, lines_of, read_reasons_log, reasons};
+use crate::util::{
+    arg, extract_records_and_warnings, lines_of, only_file, read_reasons_log, reasons,
+};
 
 /// The shell tool Qwen Code declares.
 const SHELL_TOOL: &str = "run_shell_command";
@@ -279,4 +283,127 @@ fn watch_lines(session: &Path, log: &Path) -> Vec<String> {
         panic!("watch showed nothing in {WATCH_LIMIT:?}; it said {said:?}")
     }
     shown
+}
+
+// ---- Pi ---------------------------------------------------------------------------------------
+
+/// Pi's system prompt for the run, instead of its own; its one tool is its shell.
+const PI_SYSTEM_PROMPT: &str =
+    "You are a coding agent. Use the bash tool to do what the user asks.";
+/// The task, in the words that have the 0.5B model call Pi's `bash{command, timeout}` with the
+/// command alone and then its reason.
+const PI_PROMPT: &str =
+    "Run the shell command git init with the bash tool in the current directory.";
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_pi_with_a_real_model_through_reasons_run_keeps_the_model_s_reason_in_its_log() {
+    let started = Instant::now();
+    let model = LlamaServer::start();
+    let relay = Relay::start_starting_calls(&model);
+    let sandbox = Sandbox::new();
+    // The person's own provider, pointing straight at the model: `reasons run pi` moves it.
+    let models = json!({"providers": {"local": {
+        "baseUrl": format!("{}/v1", relay.url()),
+        "api": "openai-completions",
+        "apiKey": "sk-test-not-a-key",
+        "models": [{"id": "qwen2.5-coder-0.5b-instruct", "contextWindow": 4096,
+            "maxTokens": 200, "reasoning": false}],
+    }}});
+    let pi_folder = sandbox.path("home").join(".pi/agent");
+    std::fs::create_dir_all(&pi_folder).unwrap();
+    std::fs::write(pi_folder.join("models.json"), models.to_string()).unwrap();
+    let args = [
+        "-p",
+        "--model",
+        "local/qwen2.5-coder-0.5b-instruct",
+        "--tools",
+        "bash",
+        "--no-context-files",
+        "--no-skills",
+        "--system-prompt",
+        PI_SYSTEM_PROMPT,
+        PI_PROMPT,
+    ];
+    let outcome = reasons_run_within(&sandbox, &["pi"], &part(PI), &args, &[], AGENT_LIMIT);
+    let exchanges = relay.exchanges();
+    let answers: Vec<String> = exchanges
+        .iter()
+        .map(|exchange| String::from_utf8_lossy(&exchange.reply_body).into_owned())
+        .collect();
+    eprintln!(
+        "Pi with the real model: {} requests, {:.1?}",
+        exchanges.len(),
+        started.elapsed()
+    );
+    assert!(
+        outcome.status.success(),
+        "reasons run pi failed: {}\nstdout: {}\nstderr: {}\nthe model answered: {answers:#?}\n{}",
+        outcome.status,
+        outcome.stdout,
+        outcome.stderr,
+        model.log_tail()
+    );
+
+    // The model saw Pi's shell with the layer's reason declared.
+    let first = &exchanges.first().expect("Pi asked the model").request;
+    let bash = first["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|tool| tool["function"]["name"] == "bash"))
+        .unwrap_or_else(|| panic!("no bash tool: {first}"));
+    assert_eq!(
+        bash["function"]["parameters"]["properties"]["reason"],
+        reasons::layer::reason_property()
+    );
+
+    // The model's call, as llama.cpp answered it, with its own reason.
+    let (call_id, _, arguments) = exchanges
+        .iter()
+        .flat_map(|exchange| chat_calls(exchange.reply_status, &exchange.reply_body))
+        .find(|(_, tool, _)| tool == "bash")
+        .unwrap_or_else(|| panic!("the model made no bash call: {answers:#?}"));
+    let arguments: Value = serde_json::from_str(&arguments).expect("JSON arguments");
+    let reason = arguments["reason"]
+        .as_str()
+        .filter(|reason| !reason.trim().is_empty())
+        .unwrap_or_else(|| panic!("the model wrote no reason: {arguments}"))
+        .to_owned();
+    assert!(
+        sandbox.path("work").join(MARKER).is_dir(),
+        "Pi did not run {arguments}: {}",
+        outcome.stdout
+    );
+
+    // The reasons log holds it; the run's summary counted the call in Pi's own log.
+    let log = sandbox.default_reasons_log();
+    let logged = read_reasons_log(&log);
+    let entry = logged
+        .iter()
+        .find(|entry| entry["call_id"] == call_id.as_str())
+        .unwrap_or_else(|| panic!("{call_id} is not in the reasons log: {logged:?}"));
+    assert_eq!(entry["reason"], reason.as_str(), "{entry}");
+    assert!(
+        outcome.stderr.contains("1 with a reason"),
+        "{}",
+        outcome.stderr
+    );
+
+    // Pi kept the call with its reason (the run does not strip), and `extract` joins the two.
+    let session = only_file(
+        &sandbox.path("home").join(".pi/agent/sessions"),
+        "",
+        ".jsonl",
+    );
+    let (records, warnings) =
+        extract_records_and_warnings(&["--reasons-log", arg(&log), arg(&session)]);
+    let call = records
+        .iter()
+        .find(|record| record["call_id"] == call_id.as_str())
+        .unwrap_or_else(|| panic!("{call_id} is not in Pi's log: {records:#?}\n{warnings}"));
+    assert_eq!(call["reason"], reason.as_str(), "{call}");
+    assert_eq!(call["reason_from"], "call", "{call}");
+    eprintln!(
+        "the model's reason: {reason}\nthe whole test: {:.1?}",
+        started.elapsed()
+    );
 }

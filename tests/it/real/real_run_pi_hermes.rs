@@ -35,7 +35,7 @@ const COMMAND: &str = "printf '%s-%s' shell ran > marker";
 /// The one call in the agent's own log, read by `extract` with the run's reasons log: it has
 /// the reason, from the call itself or from the log by its id.
 #[track_caller]
-fn joined_call(log: &Path, sandbox: &Sandbox, tool: &str, from: &str) -> Value {
+pub(crate) fn joined_call(log: &Path, sandbox: &Sandbox, tool: &str, from: &str) -> Value {
     let reasons_log = sandbox.default_reasons_log();
     let (records, warnings) =
         extract_records_and_warnings(&["--reasons-log", arg(&reasons_log), arg(log)]);
@@ -108,12 +108,24 @@ fn pi_run(strip: bool) {
 
 /// `reasons run AGENT [OPTIONS] --program PROGRAM -- ARGS` in the sandbox, as
 /// [`crate::real::real_run::reasons_run`] runs it, with the run's own options.
-fn reasons_run_with(
+pub(crate) fn reasons_run_with(
     sandbox: &Sandbox,
     run: &[&str],
     program: &Path,
     args: &[&str],
     env: &[(&str, String)],
+) -> Outcome {
+    reasons_run_within(sandbox, run, program, args, env, LIMIT)
+}
+
+/// [`reasons_run_with`], given `limit` to end in (a real model's turns are slower).
+pub(crate) fn reasons_run_within(
+    sandbox: &Sandbox,
+    run: &[&str],
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+    limit: Duration,
 ) -> Outcome {
     let mut command = Command::new(env!("CARGO_BIN_EXE_reasons"));
     command
@@ -126,7 +138,7 @@ fn reasons_run_with(
         .envs(env.iter().map(|(name, value)| (name, value)))
         .current_dir(sandbox.path("work"))
         .stdin(Stdio::null());
-    let output = run_bounded_within(command, LIMIT);
+    let output = run_bounded_within(command, limit);
     Outcome {
         status: output.status,
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -36,12 +36,18 @@ pub fn text_answer(text: &str, stream: bool) -> Answer {
     ])
 }
 
-/// Whether a Chat request's history holds the result of the call `id`.
+/// Whether a Chat request's history holds the result of the call `id`, under that id or under
+/// its letters and digits only (as OpenClaw sends ids back).
 pub fn answered(body: &Value, id: &str) -> bool {
+    let letters_and_digits =
+        |id: &str| -> String { id.chars().filter(char::is_ascii_alphanumeric).collect() };
     body["messages"].as_array().is_some_and(|messages| {
-        messages
-            .iter()
-            .any(|message| message["role"] == "tool" && message["tool_call_id"] == id)
+        messages.iter().any(|message| {
+            message["role"] == "tool"
+                && message["tool_call_id"]
+                    .as_str()
+                    .is_some_and(|sent| sent == id || sent == letters_and_digits(id))
+        })
     })
 }
 

@@ -35,6 +35,12 @@ pub const COPILOT_CACHE: &str = "agents/copilot-cache";
 pub const PI: &str = "pi/node_modules/.bin/pi";
 /// Hermes Agent's command line, in a venv of its own (`hermes-venv` block).
 pub const HERMES: &str = "hermes-venv/bin/hermes";
+/// Factory Droid's command.
+pub const DROID: &str = "droid/node_modules/.bin/droid";
+/// Grok Build's command (a link to the binary its wheel carries).
+pub const GROK: &str = "grok-venv/bin/grok";
+/// OpenClaw's command: a wrapper that runs it with the node 24 installed beside it.
+pub const OPENCLAW: &str = "openclaw/openclaw";
 /// The npm cache OpenCode and Kilo fetch their provider packages into.
 pub const NPM_CACHE: &str = "npm-cache";
 /// The venv with the `anthropic`, `openai`, `google-genai` and `mcp` SDKs.

@@ -1,5 +1,6 @@
-//! SQLite stores shaped like the agents' own (OpenCode, Kilo, Crush, Goose), with the schemas of
-//! the real ones in `../shared/corpus`: the store tests and the agent-list tests build theirs here.
+//! SQLite stores shaped like the agents' own (OpenCode, Kilo, Crush, Goose, Hermes Agent,
+//! OpenClaw), with the schemas of the real ones (in `../shared/corpus`, or in the agent's own
+//! code): the store tests and the agent-list tests build theirs here.
 
 use std::path::Path;
 
@@ -44,6 +45,132 @@ pub const GOOSE_SCHEMA: &str = "
         content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL,
         timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP, tokens INTEGER, metadata_json TEXT);";
 
+/// Hermes Agent 0.19's `sessions` and `messages` tables, as `hermes_state.py` creates them
+/// (schema version 22; its full-text index and other tables left out).
+pub const HERMES_SCHEMA: &str = "
+    CREATE TABLE IF NOT EXISTS sessions (
+        id TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        user_id TEXT,
+        session_key TEXT,
+        chat_id TEXT,
+        chat_type TEXT,
+        thread_id TEXT,
+        display_name TEXT,
+        origin_json TEXT,
+        expiry_finalized INTEGER DEFAULT 0,
+        model TEXT,
+        model_config TEXT,
+        system_prompt TEXT,
+        parent_session_id TEXT,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        end_reason TEXT,
+        message_count INTEGER DEFAULT 0,
+        tool_call_count INTEGER DEFAULT 0,
+        input_tokens INTEGER DEFAULT 0,
+        output_tokens INTEGER DEFAULT 0,
+        cache_read_tokens INTEGER DEFAULT 0,
+        cache_write_tokens INTEGER DEFAULT 0,
+        reasoning_tokens INTEGER DEFAULT 0,
+        cwd TEXT,
+        git_branch TEXT,
+        git_repo_root TEXT,
+        billing_provider TEXT,
+        billing_base_url TEXT,
+        billing_mode TEXT,
+        estimated_cost_usd REAL,
+        actual_cost_usd REAL,
+        cost_status TEXT,
+        cost_source TEXT,
+        pricing_version TEXT,
+        title TEXT,
+        api_call_count INTEGER DEFAULT 0,
+        handoff_state TEXT,
+        handoff_platform TEXT,
+        handoff_error TEXT,
+        compression_failure_cooldown_until REAL,
+        compression_failure_error TEXT,
+        compression_fallback_streak INTEGER NOT NULL DEFAULT 0,
+        profile_name TEXT,
+        rewind_count INTEGER NOT NULL DEFAULT 0,
+        archived INTEGER NOT NULL DEFAULT 0,
+        FOREIGN KEY (parent_session_id) REFERENCES sessions(id)
+    );
+
+    CREATE TABLE IF NOT EXISTS messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        role TEXT NOT NULL,
+        content TEXT,
+        tool_call_id TEXT,
+        tool_calls TEXT,
+        tool_name TEXT,
+        effect_disposition TEXT,
+        timestamp REAL NOT NULL,
+        token_count INTEGER,
+        finish_reason TEXT,
+        reasoning TEXT,
+        reasoning_content TEXT,
+        reasoning_details TEXT,
+        codex_reasoning_items TEXT,
+        codex_message_items TEXT,
+        platform_message_id TEXT,
+        observed INTEGER DEFAULT 0,
+        active INTEGER NOT NULL DEFAULT 1,
+        compacted INTEGER NOT NULL DEFAULT 0,
+        api_content TEXT
+    );
+";
+
+/// OpenClaw 2026.9.6's `transcript_events` table, as its agent store (`openclaw-agent.sqlite`)
+/// creates it (the other forty-two left out: [`openclaw_store`] writes without the foreign key
+/// to `session_windows`).
+pub const OPENCLAW_SCHEMA: &str = r#"
+    CREATE TABLE IF NOT EXISTS transcript_events (
+      session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      event_json TEXT,
+      created_at INTEGER NOT NULL,
+      event_zstd BLOB,
+      event_utf8_bytes INTEGER CHECK (event_utf8_bytes IS NULL OR event_utf8_bytes >= 0),
+      navigation_json TEXT,
+      PRIMARY KEY (session_id, seq),
+      FOREIGN KEY (session_id) REFERENCES "session_windows"(session_id) ON DELETE CASCADE,
+      CHECK (
+        (event_json IS NOT NULL AND event_zstd IS NULL)
+        OR (
+          event_json IS NULL AND event_zstd IS NOT NULL
+          AND event_utf8_bytes IS NOT NULL
+          AND event_utf8_bytes BETWEEN 1 AND 4194304
+          AND length(event_zstd) BETWEEN 1 AND 4194304
+          AND navigation_json IS NOT NULL
+        )
+      ),
+      CHECK (
+        navigation_json IS NULL OR CASE WHEN json_valid(navigation_json) THEN coalesce(
+          octet_length(navigation_json) <= 16384
+          AND json_type(navigation_json, '$.version') = 'integer'
+          AND json_extract(navigation_json, '$.version') = 1
+          AND json_type(navigation_json, '$.report') = 'object'
+          AND json_extract(navigation_json, '$.report.kind') IN ('canonical', 'leaf', 'link', 'ignored')
+          AND json_type(navigation_json, '$.navigation') = 'object'
+          AND json_type(navigation_json, '$.reset') = 'object'
+          AND json_type(navigation_json, '$.model') = 'object'
+          AND json_type(navigation_json, '$.modelBytes') = 'integer'
+          AND json_extract(navigation_json, '$.modelBytes') BETWEEN 0 AND 4194304
+          AND json_type(navigation_json, '$.modelWithoutCheckpointBytes') = 'integer'
+          AND json_extract(navigation_json, '$.modelWithoutCheckpointBytes') BETWEEN 0 AND 4194304
+          AND json_type(navigation_json, '$.withoutCustomDataBytes') = 'integer'
+          AND json_extract(navigation_json, '$.withoutCustomDataBytes') BETWEEN 0 AND 4194304,
+          0) ELSE 0 END
+      )
+    ) STRICT;
+"#;
+
+/// What OpenClaw's check on `transcript_events` asks of a compressed row's `navigation_json`.
+pub const OPENCLAW_NAVIGATION: &str = r#"{"version":1,"report":{"kind":"canonical"},"navigation":{},"reset":{},"model":{},"modelBytes":0,"modelWithoutCheckpointBytes":0,"withoutCustomDataBytes":0}"#;
+
 /// A store at `path` with `schema`, in WAL mode as the agents keep theirs.
 pub fn store(path: &Path, schema: &str) -> Connection {
     let connection = Connection::open(path).expect("a new database");
@@ -71,4 +198,78 @@ pub fn opencode_tool(call_id: &str, input: Value) -> String {
         "state": {"status": "completed", "input": input, "output": "ok",
             "time": {"start": 1785878930703u64, "end": 1785878930722u64}}})
     .to_string()
+}
+
+/// One row of Hermes's `messages`, as `append_message` writes it; `tool_calls` the JSON text of
+/// the message's calls, or `None`. Returns its rowid.
+pub fn hermes_message(
+    connection: &Connection,
+    session: &str,
+    role: &str,
+    tool_calls: Option<&Value>,
+    tool_call_id: Option<&str>,
+    timestamp: f64,
+) -> i64 {
+    connection
+        .execute(
+            "INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, \
+             timestamp, finish_reason, active) VALUES (?1, ?2, 'text', ?3, ?4, NULL, ?5, ?6, 1)",
+            (
+                session,
+                role,
+                tool_call_id,
+                tool_calls.map(Value::to_string),
+                timestamp,
+                tool_calls.map(|_| "tool_calls"),
+            ),
+        )
+        .expect("a message");
+    connection.last_insert_rowid()
+}
+
+/// An OpenAI Chat `tool_calls` entry as Hermes keeps it: `arguments` JSON text.
+pub fn hermes_call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"id": id, "call_id": id, "type": "function",
+        "function": {"name": name, "arguments": arguments.to_string()}})
+}
+
+/// An OpenClaw store at `path`, in WAL mode as OpenClaw keeps it, its foreign keys not checked
+/// (the table they name is left out).
+pub fn openclaw_store(path: &Path) -> Connection {
+    let connection = store(path, OPENCLAW_SCHEMA);
+    connection
+        .pragma_update(None, "foreign_keys", false)
+        .expect("no foreign keys");
+    connection
+}
+
+/// One row of OpenClaw's `transcript_events`, its event compressed as OpenClaw compresses the
+/// longer ones when `compressed`. Returns its rowid.
+pub fn openclaw_event(
+    connection: &Connection,
+    session: &str,
+    seq: i64,
+    event: &Value,
+    compressed: bool,
+) -> i64 {
+    let text = event.to_string();
+    let (json, frame, size, navigation) = if compressed {
+        let frame = zstd::bulk::compress(text.as_bytes(), 1).expect("compressed");
+        (
+            None,
+            Some(frame),
+            Some(text.len() as i64),
+            Some(OPENCLAW_NAVIGATION),
+        )
+    } else {
+        (Some(text), None, None, None)
+    };
+    connection
+        .execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd, \
+             event_utf8_bytes, navigation_json) VALUES (?1, ?2, ?3, 1781204523000, ?4, ?5, ?6)",
+            (session, seq, json, frame, size, navigation),
+        )
+        .expect("an event");
+    connection.last_insert_rowid()
 }

@@ -290,17 +290,21 @@ impl Calls {
         }
     }
 
-    /// The entry already made for this call, if any: by id (Gemini CLI's `<tool>__<id>` too), else
-    /// for a call without an id, a recent one of the same tool that touched the same thing, made
-    /// by the other kind of record.
+    /// The entry already made for this call, if any: by id (Gemini CLI's `<tool>__<id>` and Pi's
+    /// runtime's `<call id>|<item id>` too), else for a call without an id, a recent one of the
+    /// same tool that touched the same thing, made by the other kind of record.
     fn same_call(&self, call: &Call) -> Option<u64> {
         if let Some(id) = &call.call_id {
             let api_id = reasons_log::gemini_api_id(&call.tool, id);
-            let found = [Some(id.as_str()), api_id]
-                .into_iter()
-                .flatten()
-                .find_map(|id| self.by_id.get(id).copied())
-                .filter(|&seq| seq >= self.first);
+            let found = [
+                Some(id.as_str()),
+                api_id,
+                reasons_log::responses_call_id(id),
+            ]
+            .into_iter()
+            .flatten()
+            .find_map(|id| self.by_id.get(id).copied())
+            .filter(|&seq| seq >= self.first);
             if found.is_some() {
                 return found;
             }
