@@ -487,7 +487,10 @@ mod tests {
         recall.note("a", "Bash", &json!("second"));
         assert_eq!(recall.get("a").unwrap().logged.reason, json!("first"));
         // What a team's route answers with names the call it is about.
-        assert_eq!(recall.get("a").unwrap().logged.call_id.as_deref(), Some("a"));
+        assert_eq!(
+            recall.get("a").unwrap().logged.call_id.as_deref(),
+            Some("a")
+        );
         for id in ["b", "c", "d", "e"] {
             recall.note(id, "Bash", &json!("0123456"));
         }

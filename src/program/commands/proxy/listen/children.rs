@@ -251,7 +251,9 @@ impl Children {
                 None => return failed(&message.requests, &self.gone()),
             }
         };
-        let mut line = session.layer.client_message(&one_line(message.body.to_vec()));
+        let mut line = session
+            .layer
+            .client_message(&one_line(message.body.to_vec()));
         line.push(b'\n');
         let input = lock(&session.input).clone();
         let written = match input {
@@ -415,7 +417,11 @@ impl Children {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let message = session.layer.server_message(&line).trim_ascii_end().to_vec();
+            let message = session
+                .layer
+                .server_message(&line)
+                .trim_ascii_end()
+                .to_vec();
             if session.deliver(message) {
                 self.said.once(&format!(
                     "proxy: {} said more than {KEPT} messages while no client stream was open \
