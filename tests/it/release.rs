@@ -1,11 +1,13 @@
 //! What a release ships, installed the ways a person installs it, with nothing of this machine's
 //! setup: the archive through install.sh (from a folder and from a `file://` URL, as from the
-//! release's), and the npm packages with the registry out of reach (`npx reasons`). Ignored:
-//! they package the release build (`cargo test --release -- --ignored`, as `.ci/run` does).
+//! release's), the npm packages with the registry out of reach (`npx reasons`), and the wheel
+//! with the index out of reach (`pip install reasons`, `uvx reasons`). Ignored: they package the
+//! release build (`cargo test --release -- --ignored`, as `.ci/run` does).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use crate::util::real_parts::{part, UVX};
 use crate::util::release::{build_archive, clean, host_target, script, succeeds, VERSION};
 use crate::util::{reasons, root};
 
@@ -373,4 +375,257 @@ fn npx_reasons_runs_the_platform_package_installed_offline() {
         "the binary still runs: {left}"
     );
     drop(stdin);
+}
+
+/// The wheel's platform tag for this machine: manylinux_2_N, N the newest glibc symbol version
+/// the binary under test needs, as `objdump -T` lists them (what pip compares with the glibc it
+/// runs on).
+fn manylinux_tag() -> String {
+    let symbols = succeeds(
+        Command::new("objdump")
+            .arg("-T")
+            .arg(env!("CARGO_BIN_EXE_reasons")),
+    );
+    let newest = symbols
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .filter_map(|word| word.strip_prefix("GLIBC_2."))
+        .filter_map(|minor| minor.split('.').next()?.parse::<u32>().ok())
+        .max()
+        .expect("the binary needs glibc");
+    let arch = std::env::consts::ARCH;
+    if newest <= 17 {
+        format!("manylinux_2_17_{arch}.manylinux2014_{arch}")
+    } else {
+        format!("manylinux_2_{newest}_{arch}")
+    }
+}
+
+/// The archive of the binary under test and, from it, this machine's wheel, by `dist/pip/build`
+/// into `work/pip`; checks that the build names that one wheel and gives the path to it.
+fn build_wheel(work: &Path) -> std::path::PathBuf {
+    build_archive(&work.join("dist"));
+    let out = work.join("pip");
+    let said = script(
+        "dist/pip/build",
+        &[
+            "--from",
+            work.join("dist").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    // For the glibc the binary needs: pip on an older one takes no wheel rather than this one.
+    let wheel = out.join(format!(
+        "reasons-{VERSION}-py3-none-{}.whl",
+        manylinux_tag()
+    ));
+    assert_eq!(said, format!("{}\n", wheel.display()));
+    wheel
+}
+
+/// Reads a wheel with Python's zipfile as an installer does, and checks that every entry's
+/// SHA-256 and size are the ones RECORD lists and that RECORD lists every entry. Gives each
+/// entry's name, Unix mode and date in the wheel's order, and the WHEEL and METADATA files.
+fn wheel_contents(wheel: &Path) -> serde_json::Value {
+    const CHECK: &str = r#"
+import base64, csv, hashlib, io, json, sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+record = next(name for name in wheel.namelist() if name.endswith(".dist-info/RECORD"))
+rows = list(csv.reader(io.StringIO(wheel.read(record).decode())))
+for name, digest, size in rows:
+    if name == record:
+        assert digest == size == "", rows
+        continue
+    content = wheel.read(name)
+    expected = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=").decode()
+    assert digest == "sha256=" + expected, name
+    assert int(size) == len(content), name
+assert sorted(row[0] for row in rows) == sorted(wheel.namelist()), rows
+print(json.dumps({
+    "entries": [[e.filename, oct(e.external_attr >> 16), e.date_time] for e in wheel.infolist()],
+    "WHEEL": wheel.read(record.replace("RECORD", "WHEEL")).decode(),
+    "METADATA": wheel.read(record.replace("RECORD", "METADATA")).decode(),
+}))
+"#;
+    let checked = succeeds(Command::new("python3").args(["-c", CHECK]).arg(wheel));
+    serde_json::from_str(&checked).unwrap()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+#[ignore = "packages the release build: cargo test --release -- --ignored"]
+fn wheel_holds_the_binary_as_its_script_with_man_pages_completions_and_licenses() {
+    let work = tempfile::tempdir().unwrap();
+    let wheel = build_wheel(work.path());
+
+    let data = format!("reasons-{VERSION}.data");
+    let info = format!("reasons-{VERSION}.dist-info");
+    let mut expected: Vec<String> = [
+        "scripts/reasons",
+        "data/share/bash-completion/completions/reasons",
+        "data/share/zsh/site-functions/_reasons",
+        "data/share/fish/vendor_completions.d/reasons.fish",
+    ]
+    .iter()
+    .map(|name| format!("{data}/{name}"))
+    .chain(
+        man_pages()
+            .iter()
+            .map(|page| format!("{data}/data/share/man/man1/{page}")),
+    )
+    .chain(
+        [
+            "METADATA",
+            "WHEEL",
+            "RECORD",
+            "licenses/LICENSE-MIT",
+            "licenses/LICENSE-APACHE",
+        ]
+        .iter()
+        .map(|name| format!("{info}/{name}")),
+    )
+    .collect();
+    expected.sort_unstable();
+
+    // RECORD holds; the binary is executable in the zip, nothing else is; one date for all; the
+    // .dist-info last and RECORD at the very end, as installers expect.
+    let contents = wheel_contents(&wheel);
+    let entries = contents["entries"].as_array().unwrap();
+    let order: Vec<&str> = entries.iter().map(|e| e[0].as_str().unwrap()).collect();
+    let mut names = order.clone();
+    names.sort_unstable();
+    assert_eq!(names, expected);
+    for entry in entries {
+        let name = entry[0].as_str().unwrap();
+        let mode = if name.ends_with("/scripts/reasons") {
+            "0o100755"
+        } else {
+            "0o100644"
+        };
+        assert_eq!(entry[1], mode, "{name}");
+        assert_eq!(entry[2], entries[0][2], "{name}");
+    }
+    assert!(order.last().unwrap().ends_with("/RECORD"), "{order:?}");
+    let first_info = order.iter().position(|n| n.starts_with(&info)).unwrap();
+    assert!(
+        order[..first_info].iter().all(|n| n.starts_with(&data)),
+        "{order:?}"
+    );
+    assert_eq!(
+        contents["WHEEL"],
+        format!(
+            "Wheel-Version: 1.0\nGenerator: reasons dist/pip/build\nRoot-Is-Purelib: false\n\
+             Tag: py3-none-{}\n",
+            manylinux_tag()
+        )
+    );
+
+    // The metadata PyPI shows: the README, its relative links made absolute, since it is read
+    // away from the repository.
+    let metadata = contents["METADATA"].as_str().unwrap();
+    for field in [
+        "Name: reasons\n".to_owned(),
+        format!("Version: {VERSION}\n"),
+        format!("Summary: {}\n", env!("CARGO_PKG_DESCRIPTION")),
+        "License-Expression: MIT OR Apache-2.0\n".to_owned(),
+        "License-File: LICENSE-APACHE\nLicense-File: LICENSE-MIT\n".to_owned(),
+    ] {
+        assert!(metadata.contains(&field), "{field}in\n{metadata}");
+    }
+    let (_, body) = metadata.split_once("\n\n").unwrap();
+    assert!(body.starts_with("# reasons\n"), "{body}");
+    assert!(body.contains("](https://"), "{body}");
+    assert!(!body.contains("](doc/"), "{body}");
+
+    // The same archive makes the same bytes.
+    let first = std::fs::read(&wheel).unwrap();
+    build_wheel(work.path());
+    assert!(
+        std::fs::read(&wheel).unwrap() == first,
+        "dist/pip/build is not reproducible"
+    );
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn pip_and_uvx_install_the_platform_wheel_offline() {
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path();
+    let wheel = build_wheel(work);
+    let home = work.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let hermes_help = succeeds(reasons().args(["run", "hermes", "--help"]));
+
+    // pip in a fresh venv, the index out of reach and no cache: the wheel from the folder or
+    // nothing.
+    let venv = work.join("venv");
+    succeeds(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    let pip = |args: &[&str]| {
+        let mut command = clean(venv.join("bin/pip"), &home);
+        command
+            .args(args)
+            .env("PIP_INDEX_URL", "http://127.0.0.1:9")
+            .env("PIP_CONFIG_FILE", "/dev/null")
+            .env("PIP_NO_CACHE_DIR", "1")
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+        command
+    };
+    let installed = succeeds(
+        pip(&["install", "--no-index", "--find-links"])
+            .arg(wheel.parent().unwrap())
+            .arg("reasons"),
+    );
+    assert!(
+        installed.contains(&format!("Successfully installed reasons-{VERSION}")),
+        "{installed}"
+    );
+
+    // The binary itself where pip puts a package's programs, and the pages beside it.
+    let bin = venv.join("bin/reasons");
+    assert_eq!(
+        succeeds(clean(&bin, &home).arg("--version")),
+        format!("reasons {VERSION}\n")
+    );
+    assert_eq!(
+        succeeds(clean(&bin, &home).args(["run", "hermes", "--help"])),
+        hermes_help
+    );
+    for page in man_pages() {
+        let installed = venv.join("share/man/man1").join(&page);
+        assert_eq!(
+            std::fs::read(&installed).unwrap_or_default(),
+            std::fs::read(root().join("man").join(&page)).unwrap(),
+            "{}",
+            installed.display()
+        );
+    }
+
+    // RECORD lists what pip put in place, so uninstalling takes all of it away.
+    succeeds(&mut pip(&["uninstall", "--yes", "reasons"]));
+    assert!(!bin.exists());
+    assert!(!venv.join("share/man/man1/reasons.1").exists());
+
+    // uvx from the wheel alone: offline, an empty cache, no index, no Python downloaded.
+    let uvx = |args: &[&str]| {
+        let mut command = clean(part(UVX), &home);
+        command
+            .args(["--offline", "--from"])
+            .arg(&wheel)
+            .arg("reasons")
+            .args(args)
+            .env("UV_CACHE_DIR", work.join("uv-cache"))
+            .env("UV_INDEX_URL", "http://127.0.0.1:9")
+            .env("UV_NO_CONFIG", "1")
+            .env("UV_PYTHON_DOWNLOADS", "never");
+        command
+    };
+    assert_eq!(
+        succeeds(&mut uvx(&["--version"])),
+        format!("reasons {VERSION}\n")
+    );
+    assert_eq!(
+        succeeds(&mut uvx(&["run", "hermes", "--help"])),
+        hermes_help
+    );
 }

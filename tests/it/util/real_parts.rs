@@ -41,6 +41,8 @@ pub const DROID: &str = "droid/node_modules/.bin/droid";
 pub const GROK: &str = "grok-venv/bin/grok";
 /// OpenClaw's command: a wrapper that runs it with the node 24 installed beside it.
 pub const OPENCLAW: &str = "openclaw/openclaw";
+/// uv's `uvx`, in a venv of its own (`uv-venv` block).
+pub const UVX: &str = "uv-venv/bin/uvx";
 /// The npm cache OpenCode and Kilo fetch their provider packages into.
 pub const NPM_CACHE: &str = "npm-cache";
 /// The venv with the `anthropic`, `openai`, `google-genai` and `mcp` SDKs.

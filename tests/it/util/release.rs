@@ -1,6 +1,6 @@
 //! What a release ships, made from the binary under test by the release's own scripts: the
-//! archive and installer (`dist/build`), the npm packages (`dist/npm/build`); and a clean
-//! environment to install them into.
+//! archive and installer (`dist/build`), the npm packages (`dist/npm/build`), the wheels
+//! (`dist/pip/build`); and a clean environment to install them into.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
