@@ -2,7 +2,7 @@
 //! (`@modelcontextprotocol/server-everything`) over stdio, driven by the official Python SDK's
 //! Streamable HTTP client as a client configured with a URL: its tools listed with the reason,
 //! `echo` answered with the reason stripped before the server (what the server read, recorded),
-//! the reason logged.
+//! its long operation's progress and its sampling request passed both ways, each reason logged.
 
 use serde_json::{json, Value};
 
@@ -29,14 +29,7 @@ fn real_proxy_listen_gives_server_everything_on_stdio_to_the_python_sdks_http_cl
         arg(&everything),
     ]);
 
-    let got = python_script(
-        "mcp_http_client.py",
-        &[
-            &proxy.url(),
-            "echo",
-            r#"{"message": "hello through the proxy", "reason": "to check the HTTP face"}"#,
-        ],
-    );
+    let got = python_script("mcp_http_client.py", &[&proxy.url()]);
 
     assert_eq!(got["server"], "mcp-servers/everything", "{got}");
     let tools = got["tools"].as_array().expect("tools");
@@ -50,29 +43,66 @@ fn real_proxy_listen_gives_server_everything_on_stdio_to_the_python_sdks_http_cl
         );
     }
     assert_eq!(
-        got["result"]["content"][0]["text"], "Echo: hello through the proxy",
+        got["echo"]["content"][0]["text"], "Echo: hello through the proxy",
         "{got}"
     );
+    // The server's progress notifications reach the client while its call is open.
+    assert_eq!(got["progress"], json!([1.0, 2.0, 3.0]), "{got}");
+    assert_eq!(got["long"]["isError"], false, "{got}");
+    // The server's own request reaches the client, and the client's answer the server.
+    assert_eq!(
+        got["sampled"],
+        json!(["Resource trigger-sampling-request context: say hi"]),
+        "{got}"
+    );
+    let sampling = got["sampling"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text answer: {got}"));
+    assert!(
+        sampling.contains("a sampled answer from the test's client"),
+        "{sampling}"
+    );
 
-    let logged = eventually("the reason is logged", || {
+    let logged = eventually("the reasons are logged", || {
         log.exists()
             .then(|| read_reasons_log(&log))
-            .filter(|records| !records.is_empty())
+            .filter(|records| records.len() >= 3)
     });
-    assert_eq!(logged.len(), 1, "{logged:?}");
-    assert_eq!(logged[0]["via"], "proxy");
-    assert_eq!(logged[0]["tool"], "echo");
-    assert_eq!(logged[0]["reason"], "to check the HTTP face");
+    let reasons: Vec<(&Value, &Value)> = logged
+        .iter()
+        .map(|record| (&record["tool"], &record["reason"]))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (&json!("echo"), &json!("to check the HTTP face")),
+            (
+                &json!("trigger-long-running-operation"),
+                &json!("to see progress")
+            ),
+            (
+                &json!("trigger-sampling-request"),
+                &json!("to see sampling")
+            ),
+        ],
+        "{logged:?}"
+    );
+    assert!(logged.iter().all(|record| record["via"] == "proxy"));
 
     let read = std::fs::read_to_string(&record).expect("what the server read");
-    let call = read
+    let calls: Vec<Value> = read
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find(|message| message["method"] == "tools/call")
-        .unwrap_or_else(|| panic!("the call reached the server: {read}"));
+        .filter(|message| message["method"] == "tools/call")
+        .map(|call| call["params"]["arguments"].clone())
+        .collect();
     assert_eq!(
-        call["params"]["arguments"],
-        json!({"message": "hello through the proxy"}),
-        "the server never reads the reason"
+        calls,
+        [
+            json!({"message": "hello through the proxy"}),
+            json!({"duration": 1, "steps": 3}),
+            json!({"prompt": "say hi"}),
+        ],
+        "the server never reads a reason"
     );
 }
