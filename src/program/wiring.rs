@@ -9,7 +9,7 @@
 
 use std::fs;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use serde_json::Value;
@@ -20,6 +20,8 @@ pub struct Wiring {
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
     folder: Option<PathBuf>,
+    /// A folder of the run's own that stands in for one of the person's.
+    stand_in: Option<StandIn>,
     /// Whether the hook is wired for this run, and why not when it is not.
     pub hook: Result<(), String>,
 }
@@ -31,6 +33,7 @@ impl Wiring {
             args: Vec::new(),
             env: Vec::new(),
             folder: None,
+            stand_in: None,
             hook: Err(no_hook),
         }
     }
@@ -41,7 +44,11 @@ impl Wiring {
         if let Some(folder) = &self.folder {
             return Ok(folder.clone());
         }
-        let folder = std::env::temp_dir().join(format!("reasons-run-{}", std::process::id()));
+        // Numbered within the process too: the unit tests wire agents side by side.
+        static WIRINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let number = WIRINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let folder =
+            std::env::temp_dir().join(format!("reasons-run-{}-{number}", std::process::id()));
         // One left by an earlier process of this pid is no longer anyone's.
         let _ = fs::remove_dir_all(&folder);
         private_dir_builder().create(&folder)?;
@@ -54,6 +61,71 @@ impl Wiring {
         let path = self.run_folder()?.join(name);
         private_dir_builder().create(&path)?;
         Ok(path)
+    }
+
+    /// Makes `name`, a folder for this run only, stand in for the person's folder `theirs`:
+    /// `theirs` entries are to be linked into it, and what the agent makes there that is no link
+    /// and was not there before the run (a first run's store, its history) is moved to `theirs`
+    /// when the run ends, as the agent would have written it there. Call [`Wiring::made`] once
+    /// the run's own files are in it.
+    pub fn stand_in_folder(&mut self, name: &str, theirs: PathBuf) -> io::Result<PathBuf> {
+        let folder = self.private_folder(name)?;
+        self.stand_in = Some(StandIn {
+            folder: folder.clone(),
+            theirs,
+            made: Vec::new(),
+        });
+        Ok(folder)
+    }
+
+    /// What the stand-in folder holds now is the run's: not moved to the person's at the end.
+    pub fn made(&mut self) -> io::Result<()> {
+        if let Some(stand_in) = &mut self.stand_in {
+            stand_in.made = fs::read_dir(&stand_in.folder)?
+                .map(|entry| entry.map(|entry| entry.file_name()))
+                .collect::<io::Result<_>>()?;
+        }
+        Ok(())
+    }
+
+    /// Moves what the agent made in the stand-in folder to the person's: every entry that is no
+    /// link and that the run did not make. A file of theirs of the same name (the agent replaced
+    /// a linked file whole) is replaced; a folder of theirs is left, and said.
+    fn hand_back(&self) {
+        let Some(StandIn {
+            folder,
+            theirs,
+            made,
+        }) = &self.stand_in
+        else {
+            return;
+        };
+        let Ok(entries) = fs::read_dir(folder) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let is_link = entry.file_type().is_ok_and(|kind| kind.is_symlink());
+            if is_link || made.contains(&entry.file_name()) {
+                continue;
+            }
+            let to = theirs.join(entry.file_name());
+            if to.is_dir() {
+                crate::program::messages::message!(
+                    "{}: made during the run, and {} is there now: left as it was",
+                    entry.path().display(),
+                    to.display()
+                );
+                continue;
+            }
+            let moved = fs::create_dir_all(theirs).and_then(|()| move_entry(&entry.path(), &to));
+            if let Err(error) = moved {
+                crate::program::messages::message!(
+                    "cannot move {} to {}: {error}",
+                    entry.path().display(),
+                    to.display()
+                );
+            }
+        }
     }
 
     /// Writes a file for this run only, `name` in the run's folder.
@@ -78,8 +150,37 @@ fn private_dir_builder() -> fs::DirBuilder {
     builder
 }
 
+/// A folder of the run's own standing in for the person's `theirs`; `made` what the run put in it.
+struct StandIn {
+    folder: PathBuf,
+    theirs: PathBuf,
+    made: Vec<std::ffi::OsString>,
+}
+
+/// Moves `from` to `to`: renamed where both are on one file system, else copied (the run's
+/// folder is removed after).
+fn move_entry(from: &Path, to: &Path) -> io::Result<()> {
+    if fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    let kind = fs::symlink_metadata(from)?.file_type();
+    if kind.is_dir() {
+        fs::create_dir(to)?;
+        for entry in fs::read_dir(from)? {
+            let entry = entry?;
+            move_entry(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else if kind.is_symlink() {
+        std::os::unix::fs::symlink(fs::read_link(from)?, to)
+    } else {
+        fs::copy(from, to).map(|_| ())
+    }
+}
+
 impl Drop for Wiring {
     fn drop(&mut self) {
+        self.hand_back();
         if let Some(folder) = &self.folder {
             let _ = fs::remove_dir_all(folder);
         }
@@ -296,6 +397,32 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn what_the_agent_makes_in_a_stand_in_folder_is_the_person_s_after_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("home");
+        fs::create_dir(&theirs).unwrap();
+        fs::write(theirs.join("config.yaml"), "theirs").unwrap();
+        fs::write(theirs.join("history"), "old").unwrap();
+        let mut wiring = Wiring::new(String::new());
+        let folder = wiring.stand_in_folder("home", theirs.clone()).unwrap();
+        std::os::unix::fs::symlink(theirs.join("history"), folder.join("history")).unwrap();
+        fs::write(folder.join("config.yaml"), "the run's").unwrap();
+        wiring.made().unwrap();
+        // The agent writes through a link, makes a store and a folder of sessions.
+        fs::write(folder.join("history"), "old and new").unwrap();
+        fs::write(folder.join("state.db"), "store").unwrap();
+        fs::create_dir(folder.join("sessions")).unwrap();
+        fs::write(folder.join("sessions/one.json"), "{}").unwrap();
+        drop(wiring);
+        assert!(!folder.exists());
+        let read = |name: &str| fs::read_to_string(theirs.join(name)).unwrap();
+        assert_eq!(read("config.yaml"), "theirs");
+        assert_eq!(read("history"), "old and new");
+        assert_eq!(read("state.db"), "store");
+        assert_eq!(read("sessions/one.json"), "{}");
+    }
 
     #[test]
     fn a_base_url_keeps_its_path_for_the_agent_and_its_origin_goes_upstream() {

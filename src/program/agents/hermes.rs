@@ -18,7 +18,10 @@
 //! the person's home linked into it (its sessions, `state.db`, `.env` and the rest are theirs
 //! and written there), but for `config.yaml`, a copy of theirs with `model.base_url` pointed at
 //! the gateway (theirs becoming its upstream, their key kept) and the plugin enabled, and
-//! `plugins/`, theirs linked with ours beside them. Nothing of theirs is written.
+//! `plugins/`, theirs linked with ours beside them. Nothing of theirs is written by the run;
+//! what Hermes itself makes at the top of its home during the run (a first run's `state.db` and
+//! `sessions/`, its prompt history) is moved to the person's home when it ends, where Hermes
+//! would have made it.
 //!
 //! `config.yaml` is read and changed by line, for the shapes Hermes itself writes (block
 //! mappings, lists in block or flow style): anything else in the keys read or changed here is
@@ -149,9 +152,11 @@ fn given(_args: &[String]) -> anyhow::Result<Vec<GivenBaseUrl>> {
 
 fn wire(wiring: &mut Wiring, to: &Pointing, _args: &mut [String]) -> anyhow::Result<()> {
     let theirs = AGENT.home.folder();
-    let home = wiring
-        .private_folder("hermes-home")
-        .context("cannot make the run's home for Hermes")?;
+    let home = match &theirs {
+        Some(theirs) => wiring.stand_in_folder("hermes-home", theirs.clone()),
+        None => wiring.private_folder("hermes-home"),
+    }
+    .context("cannot make the run's home for Hermes")?;
     // Everything of theirs is theirs during the run too: their sessions, `state.db`, keys.
     let entries = theirs
         .as_deref()
@@ -216,6 +221,7 @@ fn wire(wiring: &mut Wiring, to: &Pointing, _args: &mut [String]) -> anyhow::Res
     }
     fs::write(home.join("config.yaml"), config)
         .context("cannot write the run's config.yaml for Hermes")?;
+    wiring.made()?;
     wiring
         .env
         .push(("HERMES_HOME".into(), home.to_string_lossy().into_owned()));

@@ -355,21 +355,32 @@ fn calls_of_the_run(
         reasons: reasons_since(reasons_log, log_start).map(Arc::new),
     };
     let format = agent.format;
+    // An agent can keep a call in two logs (Hermes: its store and its session files): it is one
+    // call of the run.
+    let mut counted = std::collections::HashSet::new();
     let _ = read_each_in_order(
         &sources,
         &options,
-        Counts::default,
-        |counts, record| {
+        Vec::new,
+        |calls, record| {
             let during = record
                 .timestamp
                 .as_deref()
                 .is_none_or(|time| !before(time, since));
             if record.format == format && during {
-                counts.add(&record);
+                calls.push(record);
             }
         },
-        |_, file, _| {
-            counts.merge(&file);
+        |_, calls, _| {
+            for call in calls {
+                let first = call
+                    .call_id
+                    .as_ref()
+                    .is_none_or(|id| counted.insert(id.clone()));
+                if first {
+                    counts.add(&call);
+                }
+            }
             Ok(())
         },
     );

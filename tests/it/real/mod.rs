@@ -15,3 +15,4 @@ pub mod real_run;
 mod real_run_droid_grok;
 mod real_run_openclaw;
 pub mod real_run_pi_hermes;
+mod real_run_screens;
