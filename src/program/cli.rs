@@ -144,6 +144,14 @@ pub enum Command {
     /// client closes stdin; then the proxy exits 0. A request the server cannot answer
     /// (unreachable, TLS, an HTTP error, a stream cut short) gets a JSON-RPC error naming the
     /// cause, and a line that is not JSON a parse error (-32700); the proxy goes on.
+    ///
+    /// With --listen ADDR the proxy is an HTTP server instead (MCP's Streamable HTTP), for
+    /// clients configured with a URL: in front of the --url server (each client's session relayed
+    /// to one of the server's, answers as JSON or event streams as they came), or of SERVER, one
+    /// process a session (started by `initialize`, ended by DELETE). A request whose Host is not
+    /// the proxy's or whose Origin is a web page elsewhere is refused (403), as the transport
+    /// asks against DNS rebinding; an unknown session id gets 404, a body that is not JSON -32700.
+    /// It runs until Ctrl-C or SIGTERM, then ends the sessions still open and exits 0.
     Proxy(ProxyArgs),
     /// Apply the reasons layer at a model's API, for an agent's built-in tools too.
     ///
@@ -489,6 +497,13 @@ pub struct ProxyArgs {
     /// A remote MCP server's URL (Streamable HTTP), instead of a SERVER to run.
     #[arg(long, value_name = "URL", conflicts_with = "server")]
     pub url: Option<String>,
+
+    /// Serve MCP's Streamable HTTP transport on ADDR instead of stdio, for clients configured
+    /// with a URL (`http://ADDR/mcp`): in front of the --url server, or of SERVER, one process a
+    /// session. `PORT` or `:PORT` is loopback (127.0.0.1); an address beyond loopback only when
+    /// named. Port 0 picks a free port; the address is printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
 
     /// A header sent with every request to the --url server, as 'NAME: VALUE' (repeatable). A
     /// `${VARIABLE}` in the value is taken from the environment, so that no secret sits in a

@@ -80,6 +80,8 @@ pub struct ReasonSink {
     to: Destination,
     via: Via,
     spans: Option<Arc<crate::program::otlp::Exporter>>,
+    /// Whether [`ReasonSink::report_or_say_once`] has said that the log cannot be written.
+    failure_said: bool,
 }
 
 enum Destination {
@@ -109,7 +111,12 @@ impl ReasonSink {
             .map(|url| crate::program::otlp::Exporter::start(url, masking))
             .transpose()?
             .map(Arc::new);
-        Ok(ReasonSink { to, via, spans })
+        Ok(ReasonSink {
+            to,
+            via,
+            spans,
+            failure_said: false,
+        })
     }
 
     /// The exporter the spans go to, to wait for at the end.
@@ -139,6 +146,22 @@ impl ReasonSink {
                 Ok(())
             }
             Destination::Log(log) => log.append(&record()),
+        }
+    }
+
+    /// Reports one reason for a session that goes on whatever becomes of the log (the proxy's):
+    /// a log that cannot be written is said on stderr once, not for every reason.
+    pub fn report_or_say_once(&mut self, reason: &TakenReason) {
+        if let Err(error) = self.report(reason) {
+            if !self.failure_said {
+                self.failure_said = true;
+                if let Some(path) = self.path() {
+                    crate::program::messages::message!(
+                        "cannot write the reasons log {}: {error}",
+                        path.display()
+                    );
+                }
+            }
         }
     }
 }

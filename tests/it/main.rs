@@ -11,6 +11,7 @@ mod hook;
 mod isolation;
 mod man;
 mod proxy;
+mod proxy_listen;
 mod proxy_remote;
 mod read;
 #[cfg(unix)]

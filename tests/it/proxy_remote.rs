@@ -12,8 +12,8 @@ use crate::util::mcp_session::McpSession;
 use crate::util::upstream::{sse, Answer, Fault, Received, Upstream};
 use crate::util::{arg, read_reasons_log, reasons};
 
-const SESSION: &str = "session-7f3a";
-const VERSION: &str = "2025-06-18";
+pub(crate) const SESSION: &str = "session-7f3a";
+pub(crate) const VERSION: &str = "2025-06-18";
 
 fn proxy(url: &str, extra: &[&str], env: &[(&str, &str)]) -> McpSession {
     let mut command = reasons();
@@ -42,7 +42,7 @@ fn empty_answer(status: &str) -> Answer {
     )
 }
 
-fn method(request: &Received) -> Option<String> {
+pub(crate) fn method(request: &Received) -> Option<String> {
     let body: Value = serde_json::from_slice(&request.body).ok()?;
     body["method"].as_str().map(str::to_owned)
 }
@@ -59,7 +59,7 @@ fn listing() -> Value {
 
 /// A scripted MCP server: a session id on `initialize`, `echo` answered on an event stream
 /// after a progress notification, no stream of its own (405), sessions ended by `DELETE`.
-fn scripted_server(request: &Received) -> Answer {
+pub(crate) fn scripted_server(request: &Received) -> Answer {
     match request.method.as_str() {
         "GET" => return empty_answer("405 Method Not Allowed"),
         "DELETE" => return empty_answer("200 OK"),
@@ -104,7 +104,7 @@ fn initialize(session: &mut McpSession) {
     session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 }
 
-fn has_layers_reason(declaration: &Value) -> bool {
+pub(crate) fn has_layers_reason(declaration: &Value) -> bool {
     declaration["inputSchema"]["properties"]["reason"]["description"]
         .as_str()
         .is_some_and(|text| text.starts_with("One short sentence"))

@@ -105,6 +105,23 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             let position = position(args.reason_position);
             let otlp = otlp::endpoint(args.otlp);
             let masking = masking(args.mask);
+            if let Some(listen) = args.listen {
+                return proxy::listen::run(proxy::listen::Options {
+                    listen: &listen,
+                    behind: match args.url {
+                        Some(url) => proxy::listen::Behind::Url {
+                            url,
+                            headers: args.header,
+                        },
+                        None => proxy::listen::Behind::Server(args.server),
+                    },
+                    reasons_log: reasons_log.as_deref(),
+                    reasons_in_meta: args.meta,
+                    position,
+                    otlp: otlp.as_deref(),
+                    masking,
+                });
+            }
             match args.url {
                 Some(url) => proxy::remote::run(
                     &url,

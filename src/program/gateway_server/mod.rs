@@ -6,8 +6,6 @@
 //! HTTP/2 to the upstream, over rustls with the webpki roots, so TLS is verified the same way on
 //! every machine. Bodies the layer does not read are streamed through, frame by frame.
 
-use std::convert::Infallible;
-
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +19,6 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode, Version};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use reasons::apis::{Api, ModelProvider};
 use reasons::gateway::{
     Exchange, Lookup, Output, Recall, BETA_HEADER, RECALL_TAIL, SESSION_HEADERS,
@@ -119,7 +116,7 @@ pub fn run(options: Options) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(options: Options) -> anyhow::Result<ExitCode> {
-    serve_until(bind(&options).await?, shutdown_signal()).await;
+    serve_until(bind(&options).await?, http::shutdown_signal()).await;
     Ok(ExitCode::Success)
 }
 
@@ -134,14 +131,7 @@ pub struct Bound {
 /// is served.
 pub async fn bind(options: &Options) -> anyhow::Result<Bound> {
     let upstreams = Upstreams::parse(&options.upstreams)?;
-    let address: SocketAddr = tokio::net::lookup_host(&options.listen)
-        .await
-        .ok()
-        .and_then(|mut addresses| addresses.next())
-        .with_context(|| format!("--listen {}: not an address to listen on", options.listen))?;
-    let listener = TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot listen on {address}"))?;
+    let listener = http::bind(&options.listen).await?;
     let log = match reasons_log::Writer::open(&options.reasons_log) {
         Ok(log) => Some(log),
         Err(error) => {
@@ -204,90 +194,22 @@ impl Bound {
 /// Serves until `shutdown` completes.
 pub async fn serve_until(bound: Bound, shutdown: impl std::future::Future<Output = ()>) {
     let Bound { listener, gateway } = bound;
-    tokio::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                // Out of file descriptors, say: keep serving the connections there are.
-                Err(error) => {
-                    if gateway.verbose {
-                        say(&format!("cannot accept a connection: {error}"));
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
-        let gateway = Arc::clone(&gateway);
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request| {
-                let gateway = Arc::clone(&gateway);
-                async move { Ok::<_, Infallible>(gateway.handle(request).await) }
-            });
-            // A client that goes away mid-answer is no error of the gateway's.
-            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
-                }
+    let verbose = gateway.verbose;
+    http::serve_until(
+        listener,
+        shutdown,
+        move |request| Arc::clone(&gateway).handle(request),
+        move |error| {
+            if verbose {
+                say(&format!("cannot accept a connection: {error}"));
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
+        },
+    )
+    .await;
 }
 
 fn upstream_client() -> UpstreamClient {
     http::client(Duration::from_secs(30))
-}
-
-/// Headers that belong to one connection, not to the request or answer they travel with.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// Removes the hop-by-hop headers, those named in `Connection` too.
-fn remove_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in HOP_BY_HOP {
-        headers.remove(name);
-    }
 }
 
 fn full(bytes: impl Into<Bytes>) -> ProxyBody {
@@ -358,7 +280,7 @@ impl Gateway {
             Err(error) => return error_answer(StatusCode::BAD_REQUEST, api, &error.to_string()),
         };
         let (mut parts, body) = request.into_parts();
-        remove_hop_by_hop(&mut parts.headers);
+        http::remove_hop_by_hop(&mut parts.headers);
         parts.headers.remove(header::HOST);
         parts.uri = uri;
         // The upstream is spoken to in the version it speaks (HTTP/2 where TLS offers it), not
@@ -433,7 +355,7 @@ impl Gateway {
             }
         };
         let (mut parts, body) = upstream.into_parts();
-        remove_hop_by_hop(&mut parts.headers);
+        http::remove_hop_by_hop(&mut parts.headers);
         let Some(exchange) = exchange.filter(|_| parts.status.is_success()) else {
             return Response::from_parts(parts, body.map_err(BoxError::from).boxed());
         };

@@ -44,6 +44,7 @@ pub mod environment;
 pub mod fake_credentials;
 pub mod gateway;
 pub mod gemini_model;
+pub mod listening_proxy;
 #[cfg(unix)]
 pub mod llama;
 pub mod mcp_session;

@@ -24,6 +24,8 @@ use crate::program::exit_codes::ExitCode;
 use crate::program::relay::{pump, PumpError, ReasonSink};
 
 mod headers;
+mod jsonrpc;
+pub mod listen;
 pub mod remote;
 mod sse;
 
@@ -95,25 +97,13 @@ pub fn run(
     thread::Builder::new()
         .name("client-to-server".to_owned())
         .spawn(move || {
-            let mut log_failed = false;
             let pumped = pump(
                 io::stdin().lock(),
                 queue,
                 |line| client_half.line(line),
                 |reason| {
-                    // A log that cannot be written must not break the client's session: say so
-                    // once, and keep forwarding.
-                    if let Err(error) = sink.report(reason) {
-                        if !log_failed {
-                            log_failed = true;
-                            let path = sink.path().map(Path::display);
-                            if let Some(path) = path {
-                                crate::program::messages::message!(
-                                    "cannot write the reasons log {path}: {error}"
-                                );
-                            }
-                        }
-                    }
+                    // A log that cannot be written must not break the client's session.
+                    sink.report_or_say_once(reason);
                     Ok(())
                 },
             );

@@ -25,10 +25,11 @@ use reasons::layer::ReasonPosition;
 use reasons::masking::Masking;
 use reasons::reasons_log::Via;
 use reasons::stream::{proxy_halves, ClientToServer, ServerToClient};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::jsonrpc::{error_message, one_line, outgoing, Outgoing, TRANSPORT_ERROR};
 use super::sse::EventReader;
 use crate::program::exit_codes::ExitCode;
 use crate::program::http::HttpsClient;
@@ -48,11 +49,7 @@ const RESUMPTIONS: usize = 3;
 /// How long to wait before resuming when the server named no time (its `retry:` field).
 const RESUME_AFTER: Duration = Duration::from_millis(100);
 
-/// The JSON-RPC code of the errors the proxy answers a request with when the server could not:
-/// the range the JSON-RPC spec leaves to implementations.
-const TRANSPORT_ERROR: i64 = -32000;
-
-const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
@@ -64,18 +61,6 @@ enum FromClient {
     InputEnded,
     /// The client stopped reading stdout: nothing more can reach it.
     OutputGone,
-}
-
-/// One message from the client, after the layer, and what the proxy must know about it.
-struct Outgoing {
-    body: Bytes,
-    /// The ids of the requests in it: each is owed an answer, from the server or from us.
-    requests: Vec<Value>,
-    /// The id of an `initialize` request: its answer says the protocol version.
-    initialize: Option<Value>,
-    /// It is `notifications/initialized`: the session is open, the server's own stream may be
-    /// asked for.
-    initialized: bool,
 }
 
 /// The server, and what the session with it holds.
@@ -112,13 +97,7 @@ pub fn run(
     otlp: Option<&str>,
     masking: Masking,
 ) -> anyhow::Result<ExitCode> {
-    let uri: Uri = url
-        .parse()
-        .with_context(|| format!("--url {url}: not a URL"))?;
-    match uri.scheme_str() {
-        Some("http" | "https") if uri.host().is_some() => {}
-        _ => anyhow::bail!("--url {url}: expected an http:// or https:// URL"),
-    }
+    let uri = server_url(url)?;
     let headers = super::headers::parse(headers, |name| std::env::var(name).ok())?;
     let mut sink = ReasonSink::open(reasons_log, Via::Proxy, otlp, masking)?;
     let spans = sink.spans();
@@ -231,6 +210,17 @@ pub fn run(
     Ok(ExitCode::Success)
 }
 
+/// The remote server's URL, checked: http:// or https://, with a host.
+pub(super) fn server_url(url: &str) -> anyhow::Result<Uri> {
+    let uri: Uri = url
+        .parse()
+        .with_context(|| format!("--url {url}: not a URL"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") if uri.host().is_some() => Ok(uri),
+        _ => anyhow::bail!("--url {url}: expected an http:// or https:// URL"),
+    }
+}
+
 /// Reads the client's lines, passes each through the layer, reports the reasons taken, and
 /// hands each message on; a line that is not JSON is answered with a parse error here.
 fn read_from_client(
@@ -241,7 +231,6 @@ fn read_from_client(
 ) {
     let mut input = BufReader::with_capacity(1 << 16, io::stdin().lock());
     let mut line = Vec::new();
-    let mut log_failed = false;
     loop {
         line.clear();
         match input.read_until(b'\n', &mut line) {
@@ -253,18 +242,8 @@ fn read_from_client(
         }
         let out = layer.line(&line);
         for reason in &out.reasons {
-            // A log that cannot be written must not break the client's session: say so once.
-            if let Err(error) = sink.report(reason) {
-                if !log_failed {
-                    log_failed = true;
-                    if let Some(path) = sink.path() {
-                        crate::program::messages::message!(
-                            "cannot write the reasons log {}: {error}",
-                            path.display()
-                        );
-                    }
-                }
-            }
+            // A log that cannot be written must not break the client's session.
+            sink.report_or_say_once(reason);
         }
         let body = out.bytes.trim_ascii_end();
         match outgoing(body) {
@@ -284,36 +263,6 @@ fn read_from_client(
             }
         }
     }
-}
-
-/// What the proxy must know of a client's message; `None` when it is not JSON.
-fn outgoing(body: &[u8]) -> Option<Outgoing> {
-    let parsed: Value = serde_json::from_slice(body).ok()?;
-    let mut message = Outgoing {
-        body: Bytes::copy_from_slice(body),
-        requests: Vec::new(),
-        initialize: None,
-        initialized: false,
-    };
-    let each: Vec<&Value> = match &parsed {
-        Value::Array(batch) => batch.iter().collect(),
-        single => vec![single],
-    };
-    for one in each {
-        let Some(method) = one.get("method").and_then(Value::as_str) else {
-            continue;
-        };
-        match one.get("id") {
-            Some(id) if !id.is_null() => {
-                if method == "initialize" {
-                    message.initialize = Some(id.clone());
-                }
-                message.requests.push(id.clone());
-            }
-            _ => message.initialized |= method == "notifications/initialized",
-        }
-    }
-    Some(message)
 }
 
 /// Writes each message to stdout as one line, through the layer's server→client half (which
@@ -348,17 +297,8 @@ fn write_to_client(
     output.flush()
 }
 
-/// A JSON-RPC error answer to request `id`, as one line.
-fn error_message(id: &Value, code: i64, message: &str) -> Vec<u8> {
-    let mut line = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        .to_string()
-        .into_bytes();
-    line.push(b'\n');
-    line
-}
-
 /// The URL without its query or user information, which may carry a credential.
-fn shown_url(url: &Uri) -> String {
+pub(super) fn shown_url(url: &Uri) -> String {
     let scheme = url.scheme_str().unwrap_or("http");
     let host = url.host().unwrap_or_default();
     let port = url
@@ -368,17 +308,8 @@ fn shown_url(url: &Uri) -> String {
     format!("{scheme}://{host}{port}{}", url.path())
 }
 
-/// A server's JSON text as one line: a line end inside JSON is whitespace (a string cannot hold
-/// one raw), so taking them out changes nothing of its meaning.
-fn one_line(mut data: Vec<u8>) -> Vec<u8> {
-    if memchr::memchr2(b'\n', b'\r', &data).is_some() {
-        data.retain(|&byte| byte != b'\n' && byte != b'\r');
-    }
-    data
-}
-
 /// An error and every error under it, as one line.
-fn chain(error: &dyn std::error::Error) -> String {
+pub(super) fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(error) = source {
@@ -455,7 +386,7 @@ impl Remote {
             // A notification or a response, taken; whatever body comes with it says nothing.
             return Ok(());
         }
-        match content_type(&response).as_deref() {
+        match content_type(response.headers()).as_deref() {
             Some("text/event-stream") => {
                 let mut events = EventReader::default();
                 let read = self
@@ -729,9 +660,9 @@ impl Remote {
     }
 }
 
-/// The media type of a response, without its parameters, in lower case.
-fn content_type(response: &Response<Incoming>) -> Option<String> {
-    let value = response.headers().get(CONTENT_TYPE)?.to_str().ok()?;
+/// The media type of a message, without its parameters, in lower case.
+pub(super) fn content_type(headers: &hyper::HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
     Some(
         value
             .split(';')
@@ -745,33 +676,6 @@ fn content_type(response: &Response<Incoming>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn requests_in_a_message_are_owed_an_answer_and_notifications_are_not() {
-        let message = outgoing(br#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#)
-            .expect("JSON");
-        assert_eq!(message.requests, [json!(7)]);
-        assert_eq!(message.initialize, Some(json!(7)));
-        let message =
-            outgoing(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).expect("JSON");
-        assert!(message.requests.is_empty() && message.initialized);
-        let message = outgoing(
-            br#"[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"b","result":{}}]"#,
-        )
-        .expect("JSON");
-        assert_eq!(message.requests, [json!("a")], "an answer is owed nothing");
-        assert!(outgoing(b"{not json").is_none());
-    }
-
-    #[test]
-    fn a_json_text_over_several_lines_becomes_one_with_the_same_meaning() {
-        let text = b"{\r\n  \"a\": \"x y\",\n  \"b\": [1,\n2]\n}".to_vec();
-        let line = one_line(text.clone());
-        assert!(!line.contains(&b'\n'));
-        let before: Value = serde_json::from_slice(&text).expect("JSON");
-        let after: Value = serde_json::from_slice(&line).expect("JSON");
-        assert_eq!(before, after);
-    }
 
     #[test]
     fn the_shown_url_leaves_out_the_query_and_user() {

@@ -1,12 +1,40 @@
 //! Reading a `text/event-stream` as it arrives: the events' data, and the last event id the
-//! server gave, which a broken stream is resumed from.
+//! server gave, which a broken stream is resumed from; and writing an event again, for a stream
+//! relayed to a client of our own.
 
-/// One event with data. Events without data (a server's priming event, a comment) only move the
-/// last event id.
+/// One event. [`EventReader::push`] hands out those with data; [`EventReader::push_all`] those
+/// without too (a server's priming event, a comment kept alive), which only a relay needs.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Event {
     /// The data lines, joined by `\n`.
     pub data: Vec<u8>,
+    /// Whether it had a data line at all (an empty one included).
+    has_data: bool,
+    /// Its lines other than data (`id`, `event`, `retry`, comments), each ended by `\n`.
+    others: Vec<u8>,
+}
+
+impl Event {
+    /// The event as a stream carries it, with `data` in place of its own: its other lines as
+    /// they came, one data line for each line of `data`, and the empty line that ends it.
+    pub fn written_with(&self, data: &[u8]) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.others.len() + data.len() + 16);
+        bytes.extend_from_slice(&self.others);
+        if self.has_data {
+            for line in data.split(|&byte| byte == b'\n') {
+                bytes.extend_from_slice(b"data: ");
+                bytes.extend_from_slice(line);
+                bytes.push(b'\n');
+            }
+        }
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// Whether it carries data to read (a relay passes the others on as they are).
+    pub fn has_data(&self) -> bool {
+        self.has_data
+    }
 }
 
 /// Cuts a stream of bytes, in whatever pieces they come, into events (the WHATWG rules: lines
@@ -17,6 +45,8 @@ pub struct EventReader {
     partial: Vec<u8>,
     data: Vec<u8>,
     has_data: bool,
+    /// The current event's lines other than data, for [`Event::written_with`].
+    others: Vec<u8>,
     last_event_id: Option<String>,
     retry_ms: Option<u64>,
     /// The last piece ended with `\r`: a `\n` opening the next one belongs to that line end.
@@ -24,19 +54,33 @@ pub struct EventReader {
 }
 
 impl EventReader {
-    /// Reads `bytes`, the next piece of the stream, and hands each event it completes to `each`.
-    pub fn push(&mut self, mut bytes: &[u8], mut each: impl FnMut(Event)) {
+    /// Reads `bytes`, the next piece of the stream, and hands each event with data it completes
+    /// to `each`.
+    pub fn push(&mut self, bytes: &[u8], mut each: impl FnMut(Event)) {
+        self.read(bytes, &mut |event: Event| {
+            if event.has_data {
+                each(event);
+            }
+        });
+    }
+
+    /// The same, handing out every event, those without data too.
+    pub fn push_all(&mut self, bytes: &[u8], mut each: impl FnMut(Event)) {
+        self.read(bytes, &mut each);
+    }
+
+    fn read(&mut self, mut bytes: &[u8], each: &mut impl FnMut(Event)) {
         if self.after_cr && bytes.first() == Some(&b'\n') {
             bytes = &bytes[1..];
         }
         self.after_cr = false;
         while let Some(end) = memchr::memchr2(b'\n', b'\r', bytes) {
             if self.partial.is_empty() {
-                self.field(&bytes[..end], &mut each);
+                self.field(&bytes[..end], each);
             } else {
                 let mut line = std::mem::take(&mut self.partial);
                 line.extend_from_slice(&bytes[..end]);
-                self.field(&line, &mut each);
+                self.field(&line, each);
             }
             let mut next = end + 1;
             if bytes[end] == b'\r' {
@@ -63,16 +107,24 @@ impl EventReader {
 
     fn field(&mut self, line: &[u8], each: &mut impl FnMut(Event)) {
         if line.is_empty() {
-            if self.has_data {
-                self.has_data = false;
+            if self.has_data || !self.others.is_empty() {
                 if self.data.last() == Some(&b'\n') {
                     self.data.pop();
                 }
                 each(Event {
                     data: std::mem::take(&mut self.data),
+                    has_data: std::mem::take(&mut self.has_data),
+                    others: std::mem::take(&mut self.others),
                 });
             }
             return;
+        }
+        let is_data = line
+            .strip_prefix(b"data")
+            .is_some_and(|rest| rest.first().is_none_or(|&byte| byte == b':'));
+        if !is_data {
+            self.others.extend_from_slice(line);
+            self.others.push(b'\n');
         }
         if line[0] == b':' {
             return;
@@ -145,6 +197,29 @@ mod tests {
         let (seen, reader) = events(&[b"id: only\n\n"]);
         assert!(seen.is_empty());
         assert_eq!(reader.last_event_id(), Some("only"));
+    }
+
+    #[test]
+    fn a_relay_writes_every_event_again_with_its_other_lines_and_new_data() {
+        let mut reader = EventReader::default();
+        let mut written = Vec::new();
+        reader.push_all(
+            b": keep-alive\n\nid: 1\r\nevent: message\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\nid: 2\ndata:\n\n",
+            |event| {
+                let data = if event.data.starts_with(b"{") {
+                    b"{\"a\":2}".to_vec()
+                } else {
+                    event.data.clone()
+                };
+                written.extend(event.written_with(&data));
+            },
+        );
+        assert_eq!(
+            String::from_utf8(written).expect("UTF-8"),
+            ": keep-alive\n\nid: 1\nevent: message\ndata: {\"a\":2}\n\nid: 2\ndata: \n\n"
+        );
+        let (seen, _) = events(&[b": keep-alive\n\nid: 3\n\n"]);
+        assert!(seen.is_empty(), "push hands out events with data only");
     }
 
     #[test]

@@ -1,0 +1,89 @@
+"""The official `mcp` SDK's Streamable HTTP client, as a client configured with a URL, driving the
+MCP reference server (server-everything) at that URL.
+
+usage: mcp_http_client.py URL
+
+Starts a session at URL declaring sampling (answered here with a fixed text), lists the tools
+(every page) until the server has registered its sampling tool (it does so once it knows the
+client's capabilities, after initialization), then calls, each with a reason: `echo`, the long
+operation with a progress token, and the sampling tool. Ends the session (the SDK sends its
+DELETE). Prints one JSON object: the server's name, the tools as listed (name and input schema),
+each call's result, the progress reported and the sampling requests the server made.
+"""
+
+import asyncio
+import json
+import sys
+import time
+
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CreateMessageResult, PaginatedRequestParams, TextContent
+
+SAMPLED = "a sampled answer from the test's client"
+WAIT_SECONDS = 30
+
+
+async def list_all(session):
+    tools, cursor = [], None
+    while True:
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def dumped(result):
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def main(url):
+    sampled = []
+    progress = []
+
+    async def sampling(context, params):
+        sampled.append(params.messages[0].content.text)
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text=SAMPLED), model="test"
+        )
+
+    async def on_progress(done, total, message):
+        progress.append(done)
+
+    async with streamable_http_client(url) as (read, write):
+        async with ClientSession(read, write, sampling_callback=sampling) as session:
+            initialized = await session.initialize()
+            deadline = time.monotonic() + WAIT_SECONDS
+            while True:
+                tools = await list_all(session)
+                if any(tool.name == "trigger-sampling-request" for tool in tools):
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"no sampling tool listed: {[t.name for t in tools]}")
+                await asyncio.sleep(0.02)
+            echo = await session.call_tool(
+                "echo", {"message": "hello through the proxy", "reason": "to check the HTTP face"}
+            )
+            long = await session.call_tool(
+                "trigger-long-running-operation",
+                {"duration": 1, "steps": 3, "reason": "to see progress"},
+                progress_callback=on_progress,
+            )
+            sampling_call = await session.call_tool(
+                "trigger-sampling-request", {"prompt": "say hi", "reason": "to see sampling"}
+            )
+    return {
+        "server": initialized.server_info.name,
+        "tools": [{"name": t.name, "inputSchema": t.input_schema} for t in tools],
+        "echo": dumped(echo),
+        "long": dumped(long),
+        "progress": progress,
+        "sampling": dumped(sampling_call),
+        "sampled": sampled,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1]))))
