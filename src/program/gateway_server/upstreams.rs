@@ -169,7 +169,10 @@ mod tests {
         assert_eq!(unclaimed(&[]), first);
         assert_eq!(unclaimed(&["http://127.0.0.1:8080"]), first);
         assert_eq!(
-            unclaimed(&["openai=http://127.0.0.1:8080", "gemini=http://127.0.0.1:8081"]),
+            unclaimed(&[
+                "openai=http://127.0.0.1:8080",
+                "gemini=http://127.0.0.1:8081"
+            ]),
             first
         );
         assert_eq!(
