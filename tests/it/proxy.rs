@@ -1,156 +1,35 @@
 //! `reasons proxy`: the layer in front of a real MCP stdio server (`examples/mcp_fixture.rs`),
 //! end to end through the real binary.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::util::mcp_session::McpSession;
 use crate::util::{arg, mcp_fixture, read_reasons_log, reasons};
 
-const WAIT: Duration = Duration::from_secs(10);
-
-/// An MCP client's side of one session: lines to the server, lines back, stderr collected.
-struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Vec<u8>>,
-    stderr: JoinHandle<String>,
+/// The fixture behind `reasons [PROXY_ARGS] proxy -- mcp_fixture FIXTURE_ARGS`.
+fn proxied(proxy_args: &[&str], fixture_args: &[&str]) -> McpSession {
+    let mut command = reasons();
+    command
+        .arg("proxy")
+        .args(proxy_args)
+        .arg("--")
+        .arg(mcp_fixture())
+        .args(fixture_args);
+    McpSession::start(command)
 }
 
-/// How a session ended.
-struct Ended {
-    code: Option<i32>,
-    stderr: String,
-    /// Lines the client had not read yet.
-    unread: Vec<Vec<u8>>,
-}
-
-impl Session {
-    /// The fixture behind `reasons [PROXY_ARGS] proxy -- mcp_fixture FIXTURE_ARGS`.
-    fn proxied(proxy_args: &[&str], fixture_args: &[&str]) -> Session {
-        let mut command = reasons();
-        command
-            .arg("proxy")
-            .args(proxy_args)
-            .arg("--")
-            .arg(mcp_fixture())
-            .args(fixture_args);
-        Session::start(command)
-    }
-
-    /// The fixture on its own, for comparison.
-    fn direct(fixture_args: &[&str]) -> Session {
-        let mut command = Command::new(mcp_fixture());
-        crate::util::environment::clear(&mut command).args(fixture_args);
-        Session::start(command)
-    }
-
-    fn start(mut command: Command) -> Session {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the session starts");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let mut stderr = child.stderr.take().expect("stderr is piped");
-        let (sender, lines) = mpsc::channel();
-        thread::spawn(move || {
-            let mut stdout = BufReader::new(stdout);
-            loop {
-                let mut line = Vec::new();
-                match stdout.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) if sender.send(line).is_err() => break,
-                    Ok(_) => {}
-                }
-            }
-        });
-        let stderr = thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
-        Session {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            stderr,
-        }
-    }
-
-    fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        stdin.write_all(bytes).expect("the session reads");
-        stdin.flush().expect("the session reads");
-    }
-
-    fn send(&mut self, message: &Value) {
-        let mut line = serde_json::to_vec(message).expect("JSON");
-        line.push(b'\n');
-        self.send_raw(&line);
-    }
-
-    #[track_caller]
-    fn recv_raw(&mut self) -> Vec<u8> {
-        self.lines
-            .recv_timeout(WAIT)
-            .expect("a line from the server in time")
-    }
-
-    #[track_caller]
-    fn recv(&mut self) -> Value {
-        serde_json::from_slice(&self.recv_raw()).expect("a JSON line")
-    }
-
-    /// Sends a request and returns the answer to it, raw.
-    #[track_caller]
-    fn request_raw(&mut self, message: &Value) -> Vec<u8> {
-        self.send(message);
-        self.recv_raw()
-    }
-
-    #[track_caller]
-    fn request(&mut self, message: &Value) -> Value {
-        serde_json::from_slice(&self.request_raw(message)).expect("a JSON line")
-    }
-
-    /// Closes stdin, as a client does to end the session, and waits for the end.
-    fn close(mut self) -> Ended {
-        drop(self.stdin.take());
-        self.finish()
-    }
-
-    /// Waits for the process to end by itself.
-    fn finish(mut self) -> Ended {
-        let deadline = Instant::now() + WAIT;
-        let status = loop {
-            if let Some(status) = self
-                .child
-                .try_wait()
-                .expect("the session can be waited for")
-            {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("the session did not end in time");
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
-        drop(self.stdin.take());
-        let stderr = self.stderr.join().expect("stderr is read");
-        Ended {
-            code: status.code(),
-            stderr,
-            unread: self.lines.try_iter().collect(),
-        }
-    }
+/// The fixture on its own, for comparison.
+fn direct(fixture_args: &[&str]) -> McpSession {
+    let mut command = Command::new(mcp_fixture());
+    crate::util::environment::clear(&mut command).args(fixture_args);
+    McpSession::start(command)
 }
 
 fn record_file(dir: &Path, name: &str) -> String {
@@ -203,7 +82,7 @@ struct Exchange {
     calls: Vec<Value>,
 }
 
-fn exchange_2025(session: &mut Session) -> Exchange {
+fn exchange_2025(session: &mut McpSession) -> Exchange {
     let mut untouched = Vec::new();
     untouched.push(
         session.request_raw(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -245,9 +124,9 @@ fn the_client_sees_reasons_and_the_server_never_receives_them() {
         record_file(dir.path(), "direct"),
         record_file(dir.path(), "proxied"),
     );
-    let mut direct = Session::direct(&["--record", &direct_record]);
+    let mut direct = direct(&["--record", &direct_record]);
     let direct_exchange = exchange_2025(&mut direct);
-    let mut proxied = Session::proxied(&[], &["--record", &proxied_record]);
+    let mut proxied = proxied(&[], &["--record", &proxied_record]);
     let proxied_exchange = exchange_2025(&mut proxied);
 
     // Everything but the listing crosses byte for byte, both ways.
@@ -305,7 +184,7 @@ fn the_client_sees_reasons_and_the_server_never_receives_them() {
 fn a_listing_over_two_pages_is_matched_by_id() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let record = record_file(dir.path(), "record");
-    let mut session = Session::proxied(&[], &["--pages", "--record", &record]);
+    let mut session = proxied(&[], &["--pages", "--record", &record]);
     let first = session.request(&json!({"jsonrpc": "2.0", "id": "a", "method": "tools/list"}));
     assert_eq!(first["result"]["nextCursor"], "page-2");
     assert!(has_layers_reason(&declared(&first, "echo")));
@@ -334,11 +213,11 @@ fn the_2026_generation_passes_and_a_retried_call_is_stripped_too() {
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
     let discover = json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover",
         "params": {"_meta": meta}});
-    let mut direct = Session::direct(&["--input-required"]);
+    let mut direct = direct(&["--input-required"]);
     let direct_discovery = direct.request_raw(&discover);
     direct.close();
 
-    let mut session = Session::proxied(&[], &["--input-required", "--record", &record]);
+    let mut session = proxied(&[], &["--input-required", "--record", &record]);
     assert_eq!(session.request_raw(&discover), direct_discovery);
     let listing = session.request(&json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list",
         "params": {"_meta": meta}}));
@@ -371,7 +250,7 @@ fn the_2026_generation_passes_and_a_retried_call_is_stripped_too() {
 
 #[test]
 fn a_call_before_any_listing_reaches_the_server_as_sent() {
-    let mut session = Session::proxied(&[], &[]);
+    let mut session = proxied(&[], &[]);
     let answer = session.request(&tools_call(
         1,
         "echo",
@@ -385,7 +264,7 @@ fn a_call_before_any_listing_reaches_the_server_as_sent() {
 fn malformed_and_blank_lines_cross_untouched() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let record = record_file(dir.path(), "record");
-    let mut session = Session::proxied(&[], &["--record", &record]);
+    let mut session = proxied(&[], &["--record", &record]);
     let sent: &[u8] = b"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/li\xff\n";
     session.send_raw(sent);
     let answer = session.recv();
@@ -396,14 +275,14 @@ fn malformed_and_blank_lines_cross_untouched() {
 
 #[test]
 fn the_server_exit_status_is_the_proxy_exit_status() {
-    let session = Session::proxied(&[], &["--exit-code", "3"]);
+    let session = proxied(&[], &["--exit-code", "3"]);
     let ended = session.close();
     assert_eq!(ended.code, Some(3));
 }
 
 #[test]
 fn a_server_that_dies_mid_session_ends_the_proxy_after_its_last_words() {
-    let mut session = Session::proxied(&[], &[]);
+    let mut session = proxied(&[], &[]);
     // The client keeps its end open: the server goes by itself.
     let answer = session.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "fixture/exit",
         "params": {"code": 5}}));
@@ -419,7 +298,7 @@ fn a_server_that_dies_mid_session_ends_the_proxy_after_its_last_words() {
 #[cfg(unix)]
 #[test]
 fn a_server_that_ignores_its_closed_stdin_is_ended_after_a_grace_period() {
-    let session = Session::proxied(&[], &["--linger"]);
+    let session = proxied(&[], &["--linger"]);
     let ended = session.close();
     // Killed (signal 9) after the grace period, which the proxy says: 128 + 9.
     assert_eq!(ended.code, Some(137));
@@ -451,7 +330,7 @@ fn a_server_that_cannot_start_is_an_error() {
 fn reasons_log_takes_the_reasons_instead_of_stderr() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let log = dir.path().join("reasons.jsonl");
-    let mut session = Session::proxied(&["--reasons-log", arg(&log)], &[]);
+    let mut session = proxied(&["--reasons-log", arg(&log)], &[]);
     session.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     session.request(&tools_call(
         2,
@@ -479,7 +358,7 @@ fn reasons_log_takes_the_reasons_instead_of_stderr() {
 
 #[test]
 fn a_server_flooding_stderr_still_answers_every_request() {
-    let mut session = Session::proxied(&[], &["--flood-stderr", "1000000"]);
+    let mut session = proxied(&[], &["--flood-stderr", "1000000"]);
     for id in 0..20 {
         let answer = session.request(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
         assert_eq!(answer["id"], id);
@@ -491,7 +370,7 @@ fn a_server_flooding_stderr_still_answers_every_request() {
 
 #[test]
 fn a_server_that_dies_mid_response_ends_the_proxy_with_its_status() {
-    let mut session = Session::proxied(&[], &[]);
+    let mut session = proxied(&[], &[]);
     session.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "fixture/half"}));
     // Whatever arrived is passed on as it came, though it is no whole line.
     let half = session.recv_raw();
@@ -509,7 +388,7 @@ fn a_server_that_dies_mid_response_ends_the_proxy_with_its_status() {
 fn a_server_that_never_answers_ends_when_the_client_leaves() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let record = record_file(dir.path(), "record");
-    let mut session = Session::proxied(&[], &["--mute", "--record", &record]);
+    let mut session = proxied(&[], &["--mute", "--record", &record]);
     session.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     session.send(&tools_call(2, "echo", json!({"reason": "r"})));
     assert!(session
@@ -524,7 +403,7 @@ fn a_server_that_never_answers_ends_when_the_client_leaves() {
 #[cfg(unix)]
 #[test]
 fn a_server_that_never_reads_is_ended_once_the_client_leaves() {
-    let mut session = Session::proxied(&[], &["--deaf"]);
+    let mut session = proxied(&[], &["--deaf"]);
     // Far more than the pipes to a server that never reads can hold.
     let mut stdin = session.stdin.take().expect("stdin is open");
     let writer = thread::spawn(move || {
@@ -549,7 +428,7 @@ fn a_server_that_never_reads_is_ended_once_the_client_leaves() {
 #[test]
 fn a_server_that_never_reads_holds_the_client_back_instead_of_filling_memory() {
     const SENT_AT_MOST: u64 = 96 << 20;
-    let mut session = Session::proxied(&[], &["--deaf"]);
+    let mut session = proxied(&[], &["--deaf"]);
     let proxy = session.child.id();
     let mut stdin = session.stdin.take().expect("stdin is open");
     let (progress, written) = mpsc::channel::<u64>();
@@ -601,7 +480,7 @@ fn ten_thousand_requests_with_notifications_both_ways_arrive_once_in_order() {
     const REQUESTS: u64 = 10_000;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let record = record_file(dir.path(), "record");
-    let mut session = Session::proxied(
+    let mut session = proxied(
         &["--reasons-log", arg(&dir.path().join("reasons.jsonl"))],
         &["--chatty", "--record", &record],
     );
@@ -725,7 +604,7 @@ fn meta_forwards_the_reason_to_the_server_in_meta_and_keeps_the_other_entries() 
     let dir = tempfile::tempdir().expect("a temporary directory");
     let log = dir.path().join("reasons.jsonl");
     let calls = |proxy_args: &[&str], record: &str| -> Vec<Value> {
-        let mut session = Session::proxied(proxy_args, &["--record", record]);
+        let mut session = proxied(proxy_args, &["--record", record]);
         session.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
         let mut from_claude_code =
             tools_call(2, "echo", json!({"text": "t", "reason": "Check the echo"}));

@@ -13,9 +13,12 @@ use serde_json::Value;
 pub const WAIT: Duration = Duration::from_secs(15);
 
 pub struct McpSession {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Vec<u8>>,
+    /// The process, for a test that signals or ends it itself.
+    pub child: Child,
+    /// Its standard input, for a test that writes to it from another thread.
+    pub stdin: Option<ChildStdin>,
+    /// Its lines as they come, for a test that waits on them itself.
+    pub lines: Receiver<Vec<u8>>,
     stderr: Option<JoinHandle<String>>,
 }
 
@@ -23,6 +26,8 @@ pub struct McpSession {
 pub struct Ended {
     pub code: Option<i32>,
     pub stderr: String,
+    /// Lines the client had not read yet.
+    pub unread: Vec<Vec<u8>>,
 }
 
 impl McpSession {
@@ -105,9 +110,21 @@ impl McpSession {
         self.recv_skipping_notifications(&mut Vec::new())
     }
 
+    /// Sends a request and returns the next line, raw.
+    #[track_caller]
+    pub fn request_raw(&mut self, message: &Value) -> Vec<u8> {
+        self.send(message);
+        self.recv_raw()
+    }
+
     /// Closes stdin, as a client does to end the session, and waits for the end.
     pub fn close(mut self) -> Ended {
         drop(self.stdin.take());
+        self.finish()
+    }
+
+    /// Waits for the process to end by itself.
+    pub fn finish(mut self) -> Ended {
         let deadline = Instant::now() + WAIT;
         let status = loop {
             if let Some(status) = self
@@ -128,9 +145,11 @@ impl McpSession {
             .take()
             .map(|stderr| stderr.join().expect("stderr is read"))
             .unwrap_or_default();
+        drop(self.stdin.take());
         Ended {
             code: status.code(),
             stderr,
+            unread: self.lines.try_iter().collect(),
         }
     }
 }
