@@ -179,9 +179,14 @@ impl OAuth {
                 Ok(value)
             }
             Ok(Err(cause)) => {
+                let asks = challenge
+                    .filter(|challenge| !challenge.is_empty())
+                    .map(|challenge| format!(" (WWW-Authenticate: {challenge})"))
+                    .unwrap_or_default();
                 let cause = format!(
-                    "cannot sign in to {}: {cause}; or give a token with --header \
-                     'Authorization: Bearer …'",
+                    "{} answered 401 Unauthorized{asks} and the sign-in failed: {cause}; or give \
+                     a token with --header 'Authorization: Bearer …' (a ${{VARIABLE}} in the \
+                     value is taken from the environment)",
                     self.shown
                 );
                 state.failed = Some(cause.clone());
