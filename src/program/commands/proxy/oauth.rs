@@ -795,9 +795,17 @@ mod tests {
 
     #[test]
     fn the_pkce_challenge_is_rfc_7636s_example() {
-        // RFC 7636, appendix B.
+        // RFC 7636, appendix B: the verifier from its 32 octets, then its challenge.
+        let octets = [
+            116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186, 22, 212,
+            37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121,
+        ];
         assert_eq!(
-            pkce_challenge("dBjftJeZ4CVP-mJ92K9qqUs3BW1gr8pt2PQwixqv7-7lA"),
+            base64url(&octets),
+            "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+        );
+        assert_eq!(
+            pkce_challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
     }
