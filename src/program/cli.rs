@@ -143,7 +143,11 @@ pub enum Command {
     /// broken one are handled as the transport says, and the session is ended (DELETE) when the
     /// client closes stdin; then the proxy exits 0. A request the server cannot answer
     /// (unreachable, TLS, an HTTP error, a stream cut short) gets a JSON-RPC error naming the
-    /// cause, and a line that is not JSON a parse error (-32700); the proxy goes on.
+    /// cause, and a line that is not JSON a parse error (-32700); the proxy goes on. A server
+    /// that answers 401 is signed in to with OAuth as the MCP spec says: the browser is opened
+    /// once ($BROWSER, else xdg-open or open; the address is printed on stderr too), and the
+    /// tokens are kept in $XDG_CONFIG_HOME/reasons/mcp-auth/ (mode 0600; delete the server's
+    /// file to sign out), reused and refreshed. An Authorization given with --header wins.
     ///
     /// With --listen ADDR the proxy is an HTTP server instead (MCP's Streamable HTTP), for
     /// clients configured with a URL: in front of the --url server (each client's session relayed

@@ -10,6 +10,7 @@ mod real_model_agent;
 pub mod real_more_agents;
 mod real_prompt;
 mod real_proxy_listen;
+mod real_proxy_oauth;
 mod real_proxy_remote;
 pub mod real_run;
 mod real_run_droid_grok;

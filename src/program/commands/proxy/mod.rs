@@ -26,6 +26,7 @@ use crate::program::relay::{pump, PumpError, ReasonSink};
 mod headers;
 mod jsonrpc;
 pub mod listen;
+mod oauth;
 pub mod remote;
 mod sse;
 

@@ -19,7 +19,9 @@ use anyhow::Context;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{
+    HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
+};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use reasons::layer::ReasonPosition;
 use reasons::masking::Masking;
@@ -30,6 +32,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::jsonrpc::{error_message, one_line, outgoing, Outgoing, TRANSPORT_ERROR};
+use super::oauth::OAuth;
 use super::sse::EventReader;
 use crate::program::exit_codes::ExitCode;
 use crate::program::http::HttpsClient;
@@ -70,6 +73,9 @@ struct Remote {
     /// The URL as shown in messages: without its query, which may carry a key.
     shown: String,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// Signing in as the MCP spec's authorization says; none when the person gave an
+    /// `Authorization` header of their own.
+    oauth: Option<OAuth>,
     session: Mutex<Session>,
     /// The messages for the client, to the thread that writes them.
     to_client: std_mpsc::Sender<Vec<u8>>,
@@ -139,11 +145,15 @@ pub fn run(
     }
 
     let shown = shown_url(&uri);
+    let client = crate::program::http::client(CONNECT_TIMEOUT);
+    let oauth = (!headers.iter().any(|(name, _)| name == AUTHORIZATION))
+        .then(|| OAuth::new(client.clone(), uri.clone(), shown.clone()));
     let remote = Arc::new(Remote {
-        client: crate::program::http::client(CONNECT_TIMEOUT),
+        client,
         url: uri,
         shown,
         headers,
+        oauth,
         session: Mutex::new(Session::default()),
         to_client,
         said: Mutex::new(HashSet::new()),
@@ -568,12 +578,46 @@ impl Remote {
         let _ = tokio::time::timeout(GRACE, self.send(Method::DELETE, None, None)).await;
     }
 
-    /// One request to the server, with the session's headers and the person's.
+    /// One request to the server, signed in when it asks for that: a 401 gets a new token (by
+    /// refreshing, or by the person signing in) and the request is sent once more with it.
     async fn send(
         &self,
         method: Method,
         body: Option<Bytes>,
         last_event_id: Option<&str>,
+    ) -> Result<Response<Incoming>, Cause> {
+        let Some(oauth) = &self.oauth else {
+            return self.send_once(method, body, last_event_id, None).await;
+        };
+        let bearer = oauth.bearer(None, None).await?;
+        let response = self
+            .send_once(method.clone(), body.clone(), last_event_id, bearer.as_ref())
+            .await?;
+        if response.status() != StatusCode::UNAUTHORIZED {
+            return Ok(response);
+        }
+        let challenge = response
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        match oauth.bearer(bearer.as_ref(), Some(&challenge)).await? {
+            Some(renewed) => {
+                self.send_once(method, body, last_event_id, Some(&renewed))
+                    .await
+            }
+            None => Ok(response),
+        }
+    }
+
+    /// One request to the server, with the session's headers, the token and the person's.
+    async fn send_once(
+        &self,
+        method: Method,
+        body: Option<Bytes>,
+        last_event_id: Option<&str>,
+        bearer: Option<&HeaderValue>,
     ) -> Result<Response<Incoming>, Cause> {
         let mut request = Request::builder()
             .method(method.clone())
@@ -599,6 +643,9 @@ impl Remote {
         }
         if let Some(last) = last_event_id.and_then(|last| HeaderValue::from_str(last).ok()) {
             headers.insert(LAST_EVENT_ID, last);
+        }
+        if let Some(bearer) = bearer {
+            headers.insert(AUTHORIZATION, bearer.clone());
         }
         for (name, value) in &self.headers {
             headers.insert(name.clone(), value.clone());

@@ -1,0 +1,212 @@
+//! `reasons proxy --url` signing in to a server that asks for OAuth, as the MCP spec's
+//! authorization section describes: the Python MCP SDK's own authorization server and
+//! Streamable HTTP server (`tests/it/python/mcp_oauth_server.py`), and a "browser" that follows
+//! the authorization URL to the proxy's loopback listener (`oauth_browser.py`), so that the whole
+//! sign-in runs without a person. Then the token is reused by the next run, and refreshed when
+//! the server no longer takes it.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::util::mcp_session::McpSession;
+use crate::util::real_parts::{part, PYTHON};
+use crate::util::{arg, eventually, read_reasons_log, reasons, root};
+
+/// The SDK's server, ended when its stdin closes (when this is dropped).
+struct OAuthServer {
+    child: Child,
+    url: String,
+    events: PathBuf,
+}
+
+impl OAuthServer {
+    fn start(dir: &Path) -> OAuthServer {
+        let events = dir.join("events.jsonl");
+        let mut command = Command::new(part(PYTHON));
+        crate::util::environment::clear(&mut command);
+        let mut child = command
+            .arg(root().join("tests/it/python/mcp_oauth_server.py"))
+            .arg(&events)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the venv's python runs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout is piped"))
+            .read_line(&mut line)
+            .expect("the server says where it listens");
+        let said: Value = serde_json::from_str(&line).expect("a JSON line");
+        let url = said["url"].as_str().expect("its url").to_owned();
+        OAuthServer { child, url, events }
+    }
+
+    fn events(&self, kind: &str) -> Vec<Value> {
+        std::fs::read_to_string(&self.events)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|event| event["event"] == kind)
+            .collect()
+    }
+}
+
+impl Drop for OAuthServer {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// One session through the proxy: initialize, list the tools, call `echo` with a reason.
+fn session(server: &OAuthServer, dir: &Path, log: &Path) -> (Value, Value, String) {
+    let browser = dir.join("browser");
+    std::fs::write(
+        &browser,
+        format!(
+            "#!/bin/sh\nexec '{}' '{}' \"$1\"\n",
+            part(PYTHON).display(),
+            root().join("tests/it/python/oauth_browser.py").display()
+        ),
+    )
+    .expect("the browser script is written");
+    std::fs::set_permissions(
+        &browser,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("the browser script runs");
+    let mut command = reasons();
+    command
+        .args(["proxy", "--url", &server.url, "--reasons-log", arg(log)])
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("BROWSER", &browser)
+        .env("OPENED", dir.join("opened"));
+    let mut session = McpSession::start(command);
+    let initialized = session.request(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "reasons-test", "version": "1"}}}));
+    assert!(
+        initialized["result"]["protocolVersion"].is_string(),
+        "{initialized}"
+    );
+    session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listing = session.request(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let answer = session.request(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo",
+            "arguments": {"message": "signed in", "reason": "to check the sign-in"}}}));
+    let ended = session.close();
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+    (listing, answer, ended.stderr)
+}
+
+fn opened(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("opened"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_proxy_remote_signs_in_with_oauth_keeps_the_token_and_refreshes_it() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let server = OAuthServer::start(dir.path());
+    let log = dir.path().join("reasons.jsonl");
+
+    // The first run: a 401, the sign-in through the browser, then the session as usual.
+    let (listing, answer, stderr) = session(&server, dir.path(), &log);
+    let echo = &listing["result"]["tools"][0];
+    assert_eq!(echo["name"], "echo", "{listing}");
+    assert!(
+        echo["inputSchema"]["properties"]["reason"].is_object(),
+        "{listing}"
+    );
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Echo: signed in",
+        "{answer}"
+    );
+    assert!(stderr.contains("opening your browser at"), "{stderr}");
+    assert_eq!(opened(dir.path()), 1);
+    assert_eq!(server.events("authorize").len(), 1);
+    let authorize = &server.events("authorize")[0];
+    assert_eq!(authorize["resource"], server.url.as_str(), "{authorize}");
+    let reasons_logged = read_reasons_log(&log);
+    assert!(
+        reasons_logged
+            .iter()
+            .any(|entry| entry.to_string().contains("to check the sign-in")),
+        "{reasons_logged:?}"
+    );
+    let http = server.events("http");
+    let call = http
+        .iter()
+        .find(|event| {
+            event["body"]
+                .as_str()
+                .is_some_and(|body| body.contains("signed in"))
+        })
+        .expect("the call reached the server");
+    assert!(
+        !call["body"].as_str().unwrap_or_default().contains("reason"),
+        "{call}"
+    );
+    // Every request once signed in carries the token: the GET stream and the DELETE too.
+    let signed_in: Vec<&Value> = http
+        .iter()
+        .filter(|event| event["bearer"] == true)
+        .collect();
+    for method in ["POST", "GET", "DELETE"] {
+        assert!(
+            signed_in.iter().any(|event| event["method"] == method),
+            "no {method} with a token: {http:?}"
+        );
+    }
+
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.path().join("config/reasons/mcp-auth"))
+        .expect("the token folder")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let token_file = &files[0];
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| {
+        std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(token_file), 0o600);
+    assert_eq!(mode(&dir.path().join("config/reasons/mcp-auth")), 0o700);
+
+    // The second run: the kept token, no browser.
+    let (_, answer, stderr) = session(&server, dir.path(), &log);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Echo: signed in",
+        "{answer}"
+    );
+    assert_eq!(opened(dir.path()), 1, "{stderr}");
+    assert_eq!(server.events("token").len(), 1);
+
+    // A token the server no longer takes: refreshed with the refresh token, no browser.
+    let mut kept: Value =
+        serde_json::from_slice(&std::fs::read(token_file).expect("the token file")).expect("JSON");
+    kept["access_token"] = json!("revoked-by-the-test");
+    std::fs::write(token_file, kept.to_string()).expect("the token file is rewritten");
+    let (_, answer, stderr) = session(&server, dir.path(), &log);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Echo: signed in",
+        "{answer}"
+    );
+    assert_eq!(opened(dir.path()), 1, "{stderr}");
+    assert_eq!(server.events("refresh").len(), 1);
+    let refreshed = eventually("the refreshed token kept", || {
+        let kept: Value = serde_json::from_slice(&std::fs::read(token_file).ok()?).ok()?;
+        (kept["access_token"] != "revoked-by-the-test").then_some(kept)
+    });
+    assert!(refreshed["refresh_token"].is_string(), "{refreshed}");
+    assert_eq!(mode(token_file), 0o600);
+}
