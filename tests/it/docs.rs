@@ -157,11 +157,12 @@ fn anchors_are_made_as_github_makes_them() {
 
 /// The release binary's size (it was 51 MB, most of it debug info; the Redis client of `gateway
 /// --store` added 1.2 MB to 9.5; the decoders of compressed answers, zstd, brotli and flate2, with
-/// `proxy --url` and `run pi`/`run hermes`, took it past 12 to 12.6). Only a release build says
-/// anything about it: `.ci/run` runs this in one.
+/// `proxy --url` and `run pi`/`run hermes`, took it past 12 to 12.6; `proxy --listen` and
+/// `proxy --url`'s OAuth sign-in to 13.1). Only a release build says anything about it: `.ci/run`
+/// runs this in one.
 #[test]
 #[ignore = "measures the release binary: run by .ci/run in a release build"]
-fn the_installed_binary_is_at_most_13_mb() {
+fn the_installed_binary_is_at_most_13_5_mb() {
     if cfg!(debug_assertions) {
         panic!(
             "run in a release build: cargo test --release --test it -- --ignored installed_binary"
@@ -171,5 +172,5 @@ fn the_installed_binary_is_at_most_13_mb() {
         .unwrap()
         .len();
     eprintln!("the release binary: {:.1} MB", size as f64 / 1e6);
-    assert!(size <= 13_000_000, "the release binary is {size} bytes");
+    assert!(size <= 13_500_000, "the release binary is {size} bytes");
 }
