@@ -21,9 +21,9 @@
 //! `p_L`, else 0; the bound is that sum's 99th percentile, computed exactly by
 //! `benches/bfcl.py bound simple_python,multiple,irrelevance 60` (over the committed results,
 //! `benches/results/bfcl-0.5b*.jsonl`). A slice that loses more than that is a regression, not
-//! the noise the full run showed. From the run of 2026-12-03 (112 cases of the 0.5B model, 42 of
-//! them in these categories: none lost by the layer, 2 won; `p_D` 8.4%, `p_L` 4.8%) the bound is
-//! 9; it is set again from the resumable run once its interval is within ±3 points.
+//! the noise the full run showed. From the resumable run, once its interval was within ±3 points
+//! (309 cases of the 0.5B model; 155 in these categories: 4 lost by the layer, 4 won; `p_D`
+//! 6.4%, `p_L` 2.6%), the bound is 8.
 //!
 //! Ignored by a plain `cargo test` (it needs the real parts); it fails, never skips, when
 //! bfcl-eval or the model is missing.
@@ -39,7 +39,7 @@ use crate::util::root;
 
 /// The largest net paired loss (only direct right − only the layer right) the slice may show:
 /// see the module's doc for how it follows from the full run.
-const PAIRED_LOSS_BOUND: i64 = 9;
+const PAIRED_LOSS_BOUND: i64 = 8;
 
 /// How long the slice may take: 120 requests to a 0.5B model on one thread.
 const LIMIT: Duration = Duration::from_secs(1800);
@@ -118,6 +118,10 @@ fn real_bfcl_slice_the_layer_leaks_no_reason_and_costs_no_more_than_the_full_run
         })
         .map(|case| (&case["id"], &case["arms"]["direct"], &case["arms"]["last"]))
         .collect();
+    eprintln!(
+        "the slice: the layer lost {only_direct} cases direct got right and won {only_layer} \
+         (bound {PAIRED_LOSS_BOUND})"
+    );
     assert!(
         only_direct - only_layer <= PAIRED_LOSS_BOUND,
         "the layer lost {only_direct} cases direct got right and won {only_layer}: net \
