@@ -147,3 +147,19 @@ pub fn remove_hop_by_hop(headers: &mut hyper::HeaderMap) {
         headers.remove(name);
     }
 }
+
+/// An error and its causes as one line, which is where a connection error says what happened;
+/// a cause whose words the line already holds is not said again.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}

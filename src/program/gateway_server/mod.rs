@@ -346,7 +346,7 @@ impl Gateway {
             Err(error) => {
                 let message = format!(
                     "cannot reach the upstream {authority}: {}",
-                    error_chain(&error)
+                    http::error_chain(&error)
                 );
                 if self.unreached(provider) {
                     say(&format!("{path}: {message}"));
@@ -545,18 +545,6 @@ fn error_answer(status: StatusCode, api: Option<Api>, message: &str) -> Response
         HeaderValue::from_static("application/json"),
     );
     answer
-}
-
-/// An error with its causes, which is where a connection error says what happened.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// One message on stderr, as `reasons: …`, in one write (see `crate::program::messages`), so that lines

@@ -20,7 +20,8 @@ use hyper::body::{Body, Frame};
 use reasons::gateway::{Output, StreamedAnswer};
 
 use super::decoded_body::DecodedBody;
-use super::{error_chain, BoxError, Gateway};
+use super::{BoxError, Gateway};
+use crate::program::http::error_chain;
 
 /// How long the last bytes are given to leave before the client's stream breaks off: hyper
 /// drops what it has not yet written when a body fails.

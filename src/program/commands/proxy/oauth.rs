@@ -21,8 +21,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use super::remote::chain;
-use crate::program::http::HttpsClient;
+use crate::program::http::{error_chain, HttpsClient};
 
 /// How long the person has to sign in before the requests waiting on it are answered with an
 /// error.
@@ -431,13 +430,13 @@ impl OAuth {
                 .client
                 .request(request)
                 .await
-                .map_err(|error| format!("cannot reach {url}: {}", chain(&error)))?;
+                .map_err(|error| format!("cannot reach {url}: {}", error_chain(&error)))?;
             let status = response.status();
             let body = response
                 .into_body()
                 .collect()
                 .await
-                .map_err(|error| format!("{url}: {}", chain(&error)))?
+                .map_err(|error| format!("{url}: {}", error_chain(&error)))?
                 .to_bytes();
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();

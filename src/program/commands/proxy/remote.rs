@@ -35,7 +35,7 @@ use super::jsonrpc::{error_message, one_line, outgoing, Outgoing, TRANSPORT_ERRO
 use super::oauth::OAuth;
 use super::sse::EventReader;
 use crate::program::exit_codes::ExitCode;
-use crate::program::http::HttpsClient;
+use crate::program::http::{error_chain, HttpsClient};
 use crate::program::relay::ReasonSink;
 
 /// How long a connection to the server may take to open.
@@ -318,21 +318,6 @@ pub(super) fn shown_url(url: &Uri) -> String {
     format!("{scheme}://{host}{port}{}", url.path())
 }
 
-/// An error and every error under it, as one line.
-pub(super) fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(error) = source {
-        let more = error.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = error.source();
-    }
-    text
-}
-
 /// Why an exchange failed, in words for the person and for the client's error answer.
 type Cause = String;
 
@@ -410,7 +395,11 @@ impl Remote {
                     .collect()
                     .await
                     .map_err(|error| {
-                        format!("{}: the answer broke off: {}", self.shown, chain(&error))
+                        format!(
+                            "{}: the answer broke off: {}",
+                            self.shown,
+                            error_chain(&error)
+                        )
                     })?
                     .to_bytes();
                 if !body.iter().all(u8::is_ascii_whitespace) {
@@ -475,7 +464,7 @@ impl Remote {
                 format!(
                     "{}: the answer's stream broke off: {}",
                     self.shown,
-                    chain(&error)
+                    error_chain(&error)
                 )
             })?;
             if let Ok(data) = frame.into_data() {
@@ -656,7 +645,7 @@ impl Remote {
         self.client
             .request(request)
             .await
-            .map_err(|error| format!("cannot reach {}: {}", self.shown, chain(&error)))
+            .map_err(|error| format!("cannot reach {}: {}", self.shown, error_chain(&error)))
     }
 
     /// The session id the server gave, kept for every request after.

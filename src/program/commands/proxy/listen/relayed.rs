@@ -29,9 +29,10 @@ use super::{
     GRACE, SESSION_ID,
 };
 use crate::program::commands::proxy::jsonrpc::{error_message, from_server, TRANSPORT_ERROR};
-use crate::program::commands::proxy::remote::{chain, content_type, server_url, shown_url};
+use crate::program::commands::proxy::remote::{content_type, server_url, shown_url};
 use crate::program::commands::proxy::sse::EventReader;
-use crate::program::http::{self, HttpsClient};
+
+use crate::program::http::{self, error_chain, HttpsClient};
 
 /// How long a connection to the server may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -227,7 +228,7 @@ impl Relayed {
             request.headers_mut().insert(name.clone(), value.clone());
         }
         self.client.request(request).await.map_err(|error| {
-            let cause = format!("cannot reach {}: {}", self.shown, chain(&error));
+            let cause = format!("cannot reach {}: {}", self.shown, error_chain(&error));
             self.said.once(&format!("proxy: {cause}"));
             cause
         })
@@ -263,8 +264,11 @@ impl Relayed {
                 let body = match body.collect().await {
                     Ok(body) => body.to_bytes(),
                     Err(error) => {
-                        let cause =
-                            format!("{}: the answer broke off: {}", self.shown, chain(&error));
+                        let cause = format!(
+                            "{}: the answer broke off: {}",
+                            self.shown,
+                            error_chain(&error)
+                        );
                         self.said.once(&format!("proxy: {cause}"));
                         return failed(&waiting, &cause);
                     }
@@ -364,7 +368,7 @@ impl Body for RelayedEvents {
                     let cause = format!(
                         "{}: the answer's stream broke off: {}",
                         this.relayed.shown,
-                        chain(&error)
+                        error_chain(&error)
                     );
                     this.fail(&cause)
                 }
