@@ -34,6 +34,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use reasons::record::Format;
@@ -347,16 +348,32 @@ fn nothing_approved_in_session(event: &Value, around: &Surroundings) -> Option<b
     if session.is_empty() || session.contains(['/', '\\']) || session.starts_with('.') {
         return None;
     }
-    let events = copilot_home(around)?
-        .join("session-state")
-        .join(session)
-        .join("events.jsonl");
-    let events = std::fs::read(events).ok()?;
+    let folder = copilot_home(around)?.join("session-state").join(session);
+    let events = read_once_written(&folder.join("events.jsonl"), EVENTS_WRITTEN_WITHIN)?;
     Some(
         !SESSION_APPROVALS
             .iter()
             .any(|marker| memchr::memmem::find(&events, marker.as_bytes()).is_some()),
     )
+}
+
+/// How long Copilot CLI may take to write a new session's first events: its session folder is
+/// there when the session's first call comes, its `events.jsonl` a moment later (1.0.102).
+const EVENTS_WRITTEN_WITHIN: Duration = Duration::from_secs(3);
+
+/// The file at `path`, waiting up to `within` for it to be written while its folder is there;
+/// `None` when it is not there by then, or the folder is not.
+fn read_once_written(path: &Path, within: Duration) -> Option<Vec<u8>> {
+    let deadline = Instant::now() + within;
+    loop {
+        match std::fs::read(path) {
+            Ok(bytes) => return Some(bytes),
+            Err(_) if Instant::now() < deadline && path.parent()?.is_dir() => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(_) => return None,
+        }
+    }
 }
 
 /// Whether no approval kept for the working folder's location covers the command; `None` when
@@ -405,6 +422,26 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_new_session_s_events_are_waited_for_while_its_folder_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("session/events.jsonl");
+        assert_eq!(read_once_written(&events, Duration::from_secs(3)), None);
+        std::fs::create_dir(dir.path().join("session")).unwrap();
+        let writer = {
+            let events = events.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                std::fs::write(events, "{}\n").unwrap();
+            })
+        };
+        assert_eq!(
+            read_once_written(&events, Duration::from_secs(10)),
+            Some(b"{}\n".to_vec())
+        );
+        writer.join().unwrap();
+    }
 
     /// A Copilot home with one session's events, kept while the test runs.
     struct Home {
