@@ -934,6 +934,9 @@ pub enum Generate {
 #[derive(Clone)]
 pub struct AgentName {
     serves: fn(&Agent) -> bool,
+    /// What to say of an agent `reasons` knows that does not serve the command, where there is
+    /// more to say than that it is not among the possible values.
+    refusal: Option<fn(&Agent) -> String>,
 }
 
 impl AgentName {
@@ -941,6 +944,7 @@ impl AgentName {
     pub fn that_run() -> AgentName {
         AgentName {
             serves: |agent| agent.run.is_some(),
+            refusal: None,
         }
     }
 
@@ -953,6 +957,7 @@ impl AgentName {
                     .as_ref()
                     .is_some_and(|hook| !matches!(hook.installs, agents::Installs::RunOnly))
             },
+            refusal: Some(no_hook_to_install),
         }
     }
 
@@ -977,6 +982,14 @@ impl TypedValueParser for AgentName {
         arg: Option<&clap::Arg>,
         value: &OsStr,
     ) -> Result<&'static Agent, clap::Error> {
+        let known = value.to_str().and_then(agents::named);
+        if let (Some(agent), Some(refusal)) = (known, self.refusal) {
+            if !(self.serves)(agent) {
+                return Err(command
+                    .clone()
+                    .error(ErrorKind::InvalidValue, refusal(agent)));
+            }
+        }
         // clap's own parser of the names says what is wrong with a value, as for every other.
         let name = PossibleValuesParser::new(self.values()).parse_ref(command, arg, value)?;
         agents::named(&name).ok_or_else(|| clap::Error::new(ErrorKind::InvalidValue))
@@ -985,6 +998,28 @@ impl TypedValueParser for AgentName {
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
         Some(Box::new(self.values()))
     }
+}
+
+/// Why `reasons hook install` or `uninstall` has nothing to do for `agent`, and what shows its
+/// reasons instead.
+fn no_hook_to_install(agent: &Agent) -> String {
+    let name = agent.names().next().expect("every agent has a name");
+    if agent.hook.is_some() {
+        return format!(
+            "{}'s hook is wired by `reasons run {name}` for its run only: there is nothing to \
+             install",
+            agent.title
+        );
+    }
+    let instead = if agent.run.is_some() {
+        format!("`reasons run {name} --watch` (or `reasons watch` beside it) shows the reasons")
+    } else {
+        "`reasons watch` beside it shows the reasons".to_owned()
+    };
+    format!(
+        "{} has no hook `reasons hook` installs; {instead}",
+        agent.title
+    )
 }
 
 fn parse_format(name: &str) -> Result<Format, String> {

@@ -86,15 +86,47 @@ fn hook_install_takes_every_name_run_takes_and_is_refused_for_an_agent_without_a
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(read_json(&path), json!({}));
 
-    let refused = install(&["install", "cursor"], home.path());
+    // An agent reasons knows but has no hook for: what shows its reasons instead.
+    for (agent, said) in [
+        (
+            "cursor",
+            "error: Cursor has no hook `reasons hook` installs; `reasons watch` beside it shows \
+             the reasons",
+        ),
+        (
+            "openclaw",
+            "error: OpenClaw has no hook `reasons hook` installs; `reasons run openclaw --watch` \
+             (or `reasons watch` beside it) shows the reasons",
+        ),
+        (
+            "pi",
+            "error: Pi's hook is wired by `reasons run pi` for its run only: there is nothing to \
+             install",
+        ),
+    ] {
+        for command in ["install", "uninstall"] {
+            let refused = install(&[command, agent], home.path());
+            assert_eq!(refused.code, 2, "{}", refused.stderr);
+            assert_eq!(
+                refused.stderr.lines().next(),
+                Some(said),
+                "{}",
+                refused.stderr
+            );
+        }
+    }
+    // A name it does not know: the names it does.
+    let refused = install(&["install", "nosuch"], home.path());
     assert_eq!(refused.code, 2);
     assert!(
-        refused.stderr.contains("invalid value 'cursor'")
+        refused.stderr.contains("invalid value 'nosuch'")
             && refused.stderr.contains("claude")
             && refused.stderr.contains("copilot"),
         "{}",
         refused.stderr
     );
+    assert!(!home.path().join(".openclaw").exists());
+    assert!(!home.path().join(".pi").exists());
 }
 
 #[test]
