@@ -35,7 +35,7 @@ pub const AGENT: Agent = Agent {
     hook: None,
     run: Some(Run {
         command: "openclaw",
-        pointed: "`OPENCLAW_CONFIG_PATH` naming a copy of your `openclaw.json` whose providers' `baseUrl` is the gateway's (keys and models kept); it shows no hook's text, so `reasons watch` (or `--watch`) shows the reasons.",
+        pointed: "`OPENCLAW_CONFIG_PATH` naming a copy of your `openclaw.json` whose providers' `baseUrl` is the gateway's (keys and models kept); it keeps the reason in the call, and its Control UI (`-- gateway run`) shows it in the call's card; its terminal view shows no hook's text, so there `reasons watch` (or `--watch`) shows the reasons.",
         strips: false,
         confirms: false,
         given,

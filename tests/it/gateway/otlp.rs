@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::util::free_port;
 use crate::util::gateway::Gateway;
-use crate::util::phoenix::{free_port, Phoenix};
+use crate::util::phoenix::Phoenix;
 use crate::util::upstream::{bash_tool, Upstream};
 use crate::util::{arg, eventually, lines_of, mcp_fixture, reasons, run_with_stdin};
 

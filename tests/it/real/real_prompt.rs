@@ -153,7 +153,7 @@ fn real_claude_code_in_default_mode_shows_the_reason_inside_its_dialog() {
     let dialog = claude.screen_showing("Claude Code's dialog", PROCEED);
     keep_screen("claude-code-default-bash", &dialog);
     std::fs::write(
-        crate::util::root().join("target/screens/claude-code-default-bash.ansi"),
+        crate::util::tmux::screens().join("claude-code-default-bash.ansi"),
         claude.tmux.screen_with_escapes(),
     )
     .unwrap();

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use crate::util::real_parts::browser_script;
 use crate::util::report_page::{
     big_log, dom, hostile_log, open_headless, shown_calls, Shown, HOSTILE,
 };
@@ -201,7 +202,7 @@ fn a_page_of_100000_calls_opens_in_seconds_with_every_call_reachable() {
         root().join("target/report-100000-deep.png"),
     ];
     let deep = "call-73458";
-    let opened = seen::run_script(
+    let opened = browser_script(
         "packed_page.py",
         &json!({
             "page": format!("file://{}", page.display()),
@@ -278,15 +279,12 @@ fn a_page_of_100000_calls_opens_in_seconds_with_every_call_reachable() {
 #[cfg(unix)]
 mod seen {
     use std::path::Path;
-    use std::process::Command;
 
     use serde_json::{json, Value};
 
     use super::write_page;
-    use crate::util::bounded::run_bounded;
-    use crate::util::real_parts::{chromium, part, BROWSER_PYTHON};
+    use crate::util::real_parts::browser_script;
     use crate::util::report_page::shown_calls;
-    use crate::util::root;
 
     /// A desktop's viewport and a phone's, where the call's two columns become one.
     pub const SCREENS: [(&str, u32, u32); 2] = [("desktop", 1400, 900), ("phone", 420, 900)];
@@ -342,36 +340,10 @@ mod seen {
             .replace("&amp;", "&")
     }
 
-    /// Runs `script` (in `tests/it/python/`) with playwright on `plan`, returning the one JSON
-    /// object it prints.
-    pub fn run_script(script: &str, plan: &Value) -> Value {
-        let python = part(BROWSER_PYTHON);
-        // playwright drives Debian's chromium, which must be there too.
-        chromium();
-        let plan_file = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(plan_file.path(), plan.to_string()).unwrap();
-        let mut command = Command::new("sh");
-        crate::util::environment::clear(&mut command)
-            .arg("-c")
-            .arg(format!(
-                "exec '{}' '{}' < '{}'",
-                python.display(),
-                root().join("tests/it/python").join(script).display(),
-                plan_file.path().display()
-            ));
-        let output = run_bounded(command);
-        assert!(
-            output.status.success(),
-            "playwright failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).expect("one JSON object")
-    }
-
     /// Opens every view of `page` in `plan`, returning what each one showed.
     pub fn measure(page: &Path, views: Vec<Value>) -> Vec<Value> {
         let plan = json!({"page": format!("file://{}", page.display()), "views": views});
-        let result = run_script("visible_calls.py", &plan);
+        let result = browser_script("visible_calls.py", &plan);
         assert_eq!(result["console"], json!([]), "the page logged something");
         result["views"].as_array().unwrap().clone()
     }

@@ -409,6 +409,16 @@ pub fn only_file(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
 /// span sent, a line shown): asked every 20 ms, for at most 60 seconds, then the test fails
 /// naming `what`. Tests wait for a condition this way, never for a fixed time.
 #[track_caller]
+/// A loopback port free a moment ago, for a program that must be told its port: one that
+/// cannot be given port 0 and say which it took.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 pub fn eventually<T>(what: &str, mut found: impl FnMut() -> Option<T>) -> T {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {

@@ -1,13 +1,13 @@
 //! A real Arize Phoenix (`.ci/real-parts` installs it in a venv of its own), the OpenTelemetry
 //! collector the span tests read back from.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::free_port;
 use super::real_parts::part;
 use super::upstream::request;
 
@@ -16,14 +16,6 @@ pub struct Phoenix {
     child: Child,
     port: u16,
     _dir: tempfile::TempDir,
-}
-
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Phoenix {

@@ -88,6 +88,36 @@ pub fn chromium() -> &'static Path {
     chromium
 }
 
+/// Runs one of the playwright scripts in `tests/it/python` with the browser's venv, `plan` on
+/// its standard input, and parses the one JSON object it prints. In the cleared
+/// [`crate::util::environment`], as [`python_script`].
+#[cfg(unix)]
+#[track_caller]
+pub fn browser_script(script: &str, plan: &serde_json::Value) -> serde_json::Value {
+    let python = part(BROWSER_PYTHON);
+    // playwright drives Debian's chromium, which must be there too.
+    chromium();
+    let plan_file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(plan_file.path(), plan.to_string()).unwrap();
+    // Through a shell: the plan on its stdin, which run_bounded gives no other way.
+    let mut command = std::process::Command::new("sh");
+    crate::util::environment::clear(&mut command)
+        .arg("-c")
+        .arg("exec \"$0\" \"$1\" < \"$2\"")
+        .arg(python)
+        .arg(root().join("tests/it/python").join(script))
+        .arg(plan_file.path());
+    let output = crate::util::bounded::run_bounded(command);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{script} failed: {stderr}");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "{script} printed no JSON ({error}): {}\nstderr: {stderr}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
 /// Runs one of the Python scripts in `tests/it/python` with the SDKs' venv, and parses the JSON
 /// it prints. In the cleared [`crate::util::environment`]: nothing of this machine's but `PATH`
 /// reaches it (no `ANTHROPIC_*`, `OPENAI_*`, `GEMINI_*` or `GOOGLE_*` settings, no HTTP

@@ -118,11 +118,16 @@ impl Drop for Tmux {
     }
 }
 
-/// Keeps a captured screen under `target/screens/NAME.txt`, for a person to read after the run.
-pub fn keep_screen(name: &str, screen: &str) -> PathBuf {
+/// Where the screens a person would see are kept: `target/screens`, made when missing.
+pub fn screens() -> PathBuf {
     let dir = crate::util::root().join("target/screens");
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.txt"));
+    dir
+}
+
+/// Keeps a captured screen under `target/screens/NAME.txt`, for a person to read after the run.
+pub fn keep_screen(name: &str, screen: &str) -> PathBuf {
+    let path = screens().join(format!("{name}.txt"));
     std::fs::write(&path, screen).unwrap();
     path
 }
