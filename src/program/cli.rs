@@ -152,9 +152,12 @@ pub enum Command {
     /// With --listen ADDR the proxy is an HTTP server instead (MCP's Streamable HTTP), for
     /// clients configured with a URL: in front of the --url server (each client's session relayed
     /// to one of the server's, answers as JSON or event streams as they came), or of SERVER, one
-    /// process a session (started by `initialize`, ended by DELETE). A request whose Host is not
-    /// the proxy's or whose Origin is a web page elsewhere is refused (403), as the transport
-    /// asks against DNS rebinding; an unknown session id gets 404, a body that is not JSON -32700.
+    /// process a session (started by `initialize`, ended by DELETE). In front of a --url server
+    /// that asks for OAuth, the proxy signs in as above for the clients that send no
+    /// Authorization of their own, one sign-in for every session; a client's own is passed on,
+    /// and the server's answers to it as they came. A request whose Host is not the proxy's or
+    /// whose Origin is a web page elsewhere is refused (403), as the transport asks against DNS
+    /// rebinding; an unknown session id gets 404, a body that is not JSON -32700.
     /// It runs until Ctrl-C or SIGTERM, then ends the sessions still open and exits 0.
     Proxy(ProxyArgs),
     /// Apply the reasons layer at a model's API, for an agent's built-in tools too.

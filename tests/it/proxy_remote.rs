@@ -25,7 +25,7 @@ fn proxy(url: &str, extra: &[&str], env: &[(&str, &str)]) -> McpSession {
 }
 
 /// A whole answer with a JSON body and these extra header lines, the connection closed after it.
-fn json_answer(status: &str, headers: &str, body: &Value) -> Answer {
+pub(crate) fn json_answer(status: &str, headers: &str, body: &Value) -> Answer {
     let body = body.to_string();
     Answer::Raw(
         format!(
