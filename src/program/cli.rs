@@ -146,8 +146,8 @@ pub enum Command {
     /// cause, and a line that is not JSON a parse error (-32700); the proxy goes on. A server
     /// that answers 401 is signed in to with OAuth as the MCP spec says: the browser is opened
     /// once ($BROWSER, else xdg-open or open; the address is printed on stderr too), and the
-    /// tokens are kept in $XDG_CONFIG_HOME/reasons/mcp-auth/ (mode 0600; delete the server's
-    /// file to sign out), reused and refreshed. An Authorization given with --header wins.
+    /// tokens are kept in $XDG_CONFIG_HOME/reasons/mcp-auth/ (mode 0600; --sign-out deletes
+    /// the server's), reused and refreshed. An Authorization given with --header wins.
     ///
     /// With --listen ADDR the proxy is an HTTP server instead (MCP's Streamable HTTP), for
     /// clients configured with a URL: in front of the --url server (each client's session relayed
@@ -517,6 +517,13 @@ pub struct ProxyArgs {
     /// client's config file: --header 'Authorization: Bearer ${GITHUB_TOKEN}'.
     #[arg(long, value_name = "NAME: VALUE", requires = "url")]
     pub header: Vec<String>,
+
+    /// Sign out of the --url server: delete the tokens a sign-in kept for it, say which file
+    /// that was, and exit without starting anything. The next run signs in afresh.
+    // Conflicting with SERVER as well: clap does not hold an argument to its `requires` when
+    // the required one conflicts with another that is present, as --url does with SERVER.
+    #[arg(long, requires = "url", conflicts_with_all = ["listen", "server"])]
+    pub sign_out: bool,
 
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(

@@ -331,4 +331,18 @@ fn real_proxy_listen_signs_in_for_the_python_sdks_http_client_and_reuses_the_tok
     assert_eq!(opened(dir.path()), 1);
     assert_eq!(server.events("token").len(), 1);
     assert_eq!(token_file(&config), kept);
+
+    // Signing out deletes the very file both faces used.
+    let signed_out = reasons()
+        .args(["proxy", "--url", &server.url, "--sign-out"])
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .expect("reasons runs");
+    assert_eq!(signed_out.status.code(), Some(0), "{signed_out:?}");
+    assert!(
+        String::from_utf8_lossy(&signed_out.stdout)
+            .contains(&format!("removed {}", kept.display())),
+        "{signed_out:?}"
+    );
+    assert!(!kept.exists());
 }

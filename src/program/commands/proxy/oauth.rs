@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use anyhow::Context;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{
@@ -576,6 +577,17 @@ pub(super) fn token_file(server: &str) -> Option<PathBuf> {
         .map(|byte| format!("{byte:02x}"))
         .collect();
     Some(config.join("reasons/mcp-auth").join(format!("{name}.json")))
+}
+
+/// Deletes the tokens kept for `server`: the file they were in, and whether there was one.
+pub(super) fn sign_out(server: &Uri) -> anyhow::Result<(PathBuf, bool)> {
+    let file = token_file(&server.to_string())
+        .context("cannot tell where sign-ins are kept: neither XDG_CONFIG_HOME nor HOME is set")?;
+    match std::fs::remove_file(&file) {
+        Ok(()) => Ok((file, true)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok((file, false)),
+        Err(error) => Err(error).with_context(|| format!("cannot remove {}", file.display())),
+    }
 }
 
 /// Writes `tokens` where only the person can read them: the folder 0700, the file 0600, whole

@@ -219,6 +219,22 @@ pub fn run(
     Ok(ExitCode::Success)
 }
 
+/// `reasons proxy --url URL --sign-out`: deletes the tokens a sign-in kept for the server and
+/// says which file that was, or that there was none.
+pub fn sign_out(url: &str, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let server = server_url(url)?;
+    let shown = shown_url(&server);
+    match super::oauth::sign_out(&server)? {
+        (file, true) => writeln!(out, "Signed out of {shown}: removed {}", file.display())?,
+        (file, false) => writeln!(
+            out,
+            "No sign-in kept for {shown}: {} does not exist",
+            file.display()
+        )?,
+    }
+    Ok(ExitCode::Success)
+}
+
 /// The remote server's URL, checked: http:// or https://, with a host.
 pub(super) fn server_url(url: &str) -> anyhow::Result<Uri> {
     let uri: Uri = url
