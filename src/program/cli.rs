@@ -515,13 +515,19 @@ pub struct ProxyArgs {
     /// A header sent with every request to the --url server, as 'NAME: VALUE' (repeatable). A
     /// `${VARIABLE}` in the value is taken from the environment, so that no secret sits in a
     /// client's config file: --header 'Authorization: Bearer ${GITHUB_TOKEN}'.
-    #[arg(long, value_name = "NAME: VALUE", requires = "url")]
+    // Conflicting with SERVER as well: clap does not hold an argument to its `requires` when
+    // the required one conflicts with another that is present, as --url does with SERVER.
+    #[arg(
+        long,
+        value_name = "NAME: VALUE",
+        requires = "url",
+        conflicts_with = "server"
+    )]
     pub header: Vec<String>,
 
     /// Sign out of the --url server: delete the tokens a sign-in kept for it, say which file
     /// that was, and exit without starting anything. The next run signs in afresh.
-    // Conflicting with SERVER as well: clap does not hold an argument to its `requires` when
-    // the required one conflicts with another that is present, as --url does with SERVER.
+    // SERVER too, as for --header.
     #[arg(long, requires = "url", conflicts_with_all = ["listen", "server"])]
     pub sign_out: bool,
 

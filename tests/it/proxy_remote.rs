@@ -520,3 +520,16 @@ fn proxy_remote_sign_out_removes_the_kept_tokens_and_says_which_file() {
         "{bad:?}"
     );
 }
+
+#[test]
+fn proxy_a_header_for_a_stdio_server_is_an_error_rather_than_ignored() {
+    let ran = reasons()
+        .args(["proxy", "--header", "X-Team: blue", "--", "true"])
+        .output()
+        .expect("reasons runs");
+    assert_eq!(ran.status.code(), Some(2), "{ran:?}");
+    assert!(
+        String::from_utf8_lossy(&ran.stderr).contains("'--header <NAME: VALUE>' cannot be used"),
+        "{ran:?}"
+    );
+}
