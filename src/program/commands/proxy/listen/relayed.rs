@@ -115,7 +115,9 @@ impl Relayed {
             None if message.initialize.is_some() => (Arc::new(self.layers.session()), true),
             None => (self.sessionless(), false),
         };
-        if message.initialize.is_some() {
+        // A new session of a client the proxy signs in for may try a sign-in that failed again;
+        // one with its own Authorization neither needs that nor waits for a sign-in under way.
+        if message.initialize.is_some() && !parts.headers.contains_key(AUTHORIZATION) {
             if let Some(oauth) = &self.oauth {
                 oauth.start_over().await;
             }
