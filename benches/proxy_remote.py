@@ -1,28 +1,41 @@
 #!/usr/bin/env python3
-"""The time `reasons proxy --url` adds to a call, side by side with `mcp-remote`, on one local
-MCP server (server-everything in its Streamable HTTP mode). Not part of the test suite.
+"""The time `reasons proxy --url` and `reasons proxy --listen` add to a call, side by side with
+`mcp-remote` and `supergateway`, on one local MCP server (server-everything). Not part of the test
+suite.
 
     benches/proxy_remote.py [CALLS]        (after `cargo build --release` and .ci/real-parts;
                                             REASONS=PATH times another build)
 
-For each bridge: initialize, then CALLS sequential `echo` calls over stdio; each call's time to
-the first byte of its answer and to the whole answer (its line). The same calls made directly
-over HTTP (one kept-alive connection, the server's SSE answer read whole) are the baseline: the
-added time is a bridge's median minus the direct median.
+The stdio bridges (`reasons proxy --url`, `mcp-remote`), in front of server-everything in its
+Streamable HTTP mode: initialize, then CALLS sequential `echo` calls over stdio; each call's time
+to the first byte of its answer and to the whole answer (its line).
+
+The HTTP faces: the same calls over HTTP (one kept-alive connection, an SSE answer read whole),
+straight to that server and through `reasons proxy --listen --url`; and to server-everything on
+stdio behind `reasons proxy --listen -- SERVER` and behind `supergateway` (stateful, one server
+process as here), when it is installed:
+
+    npm install --prefix target/bench-npm supergateway
+
+The calls made directly over HTTP are the baseline: the added time is a median minus the direct
+median.
 """
 import http.client
 import json
 import os
 import socket
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARTS = os.path.join(ROOT, "target", "real-parts", "npm", "node_modules")
 EVERYTHING = os.path.join(PARTS, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 MCP_REMOTE = os.path.join(PARTS, ".bin", "mcp-remote")
+SUPERGATEWAY = os.path.join(ROOT, "target", "bench-npm", "node_modules", ".bin", "supergateway")
 REASONS = os.environ.get("REASONS", os.path.join(ROOT, "target", "release", "reasons"))
 CALLS = int(sys.argv[1]) if len(sys.argv) > 1 else 500
 WARMUP = 50
@@ -41,6 +54,17 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def eventually(what, found, seconds=30):
+    """Polls `found` until it gives something, for at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        result = found()
+        if result:
+            return result
+        time.sleep(0.02)
+    raise SystemExit(f"never: {what}")
 
 
 def start_server():
@@ -95,22 +119,31 @@ def bridge(argv):
     return firsts, wholes
 
 
-def direct(url):
-    """The same calls straight to the server over one HTTP connection."""
+def over_http(url):
+    """Times CALLS calls POSTed to `url` over one HTTP connection: (first byte, whole) in ms."""
     host, port = url.split("//")[1].split("/")[0].split(":")
+    path = "/" + url.split("//")[1].split("/", 1)[1]
     conn = http.client.HTTPConnection(host, int(port))
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
     def post(message, extra):
-        conn.request("POST", "/mcp", json.dumps(message), {**headers, **extra})
+        conn.request("POST", path, json.dumps(message), {**headers, **extra})
         response = conn.getresponse()
-        response.read(1)
+        first = response.read(1)
         t_first = time.perf_counter()
-        response.read()
-        return response, t_first, time.perf_counter()
+        body = first + response.read()
+        t_whole = time.perf_counter()
+        # A fast error is no answer: each call must come back echoed.
+        if message.get("method") == "tools/call":
+            expected = f"Echo: {message['params']['arguments']['message']}"
+            if expected.encode() not in body:
+                raise SystemExit(f"{url} did not answer {expected!r}: {body[:300]!r}")
+        return response, t_first, t_whole
 
     response, *_ = post(INIT, {})
-    session = {"mcp-session-id": response.getheader("mcp-session-id"), "mcp-protocol-version": "2025-06-18"}
+    session = {"mcp-protocol-version": "2025-06-18"}
+    if response.getheader("mcp-session-id"):
+        session["mcp-session-id"] = response.getheader("mcp-session-id")
     post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     firsts, wholes = [], []
     for n in range(1, CALLS + WARMUP + 1):
@@ -123,27 +156,91 @@ def direct(url):
     return firsts, wholes
 
 
-def main():
-    server, url = start_server()
+def listening(argv):
+    """Starts `reasons proxy --listen 127.0.0.1:0 ARGV…`; (the process, its URL) once it listens."""
+    said = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen([REASONS, "proxy", "--listen", "127.0.0.1:0", *argv],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=said)
+
+    def url():
+        said.seek(0)
+        found = re.search(r"proxy listening on (http://\S+/mcp)", said.read())
+        return found and found.group(1)
+
+    return proc, eventually("reasons proxy --listen listens", url)
+
+
+def supergateway(server_argv):
+    """Starts supergateway in front of a stdio server; (the process, its URL) once it listens."""
+    port = free_port()
+    proc = subprocess.Popen([SUPERGATEWAY, "--stdio", " ".join(server_argv),
+                             "--outputTransport", "streamableHttp", "--stateful",
+                             "--port", str(port)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+    def accepts():
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    eventually("supergateway listens", accepts)
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def through(start):
+    """Times the calls through a face `start()` starts, and ends it."""
+    proc, url = start()
     try:
-        results = {
-            "direct HTTP": direct(url),
-            "reasons proxy --url": bridge([REASONS, "proxy", "--url", url]),
-            "mcp-remote": bridge([MCP_REMOTE, url, "--transport", "http-only"]),
-        }
+        return over_http(url)
     finally:
-        server.kill()
-    base_first = statistics.median(results["direct HTTP"][0])
-    base_whole = statistics.median(results["direct HTTP"][1])
-    print(f"{CALLS} echo calls each, medians in ms (added: over direct HTTP)")
-    print(f"{'':24} {'first byte':>11} {'added':>7} {'whole':>8} {'added':>7} {'p90 whole':>10}")
+        proc.kill()
+        proc.wait()
+
+
+def report(title, results, base, pairs):
+    """Prints the medians of `results`, what each adds over `base`, and each pair's ratio."""
+    base_first = statistics.median(results[base][0])
+    base_whole = statistics.median(results[base][1])
+    print(f"{title}: {CALLS} echo calls each, medians in ms (added: over {base})")
+    print(f"{'':32} {'first byte':>11} {'added':>7} {'whole':>8} {'added':>7} {'p90 whole':>10}")
     for name, (firsts, wholes) in results.items():
         first, whole = statistics.median(firsts), statistics.median(wholes)
         p90 = statistics.quantiles(wholes, n=10)[-1]
-        print(f"{name:24} {first:11.3f} {first - base_first:7.3f} {whole:8.3f} {whole - base_whole:7.3f} {p90:10.3f}")
-    ours = statistics.median(results["reasons proxy --url"][1])
-    theirs = statistics.median(results["mcp-remote"][1])
-    print(f"whole answer, reasons / mcp-remote: {ours / theirs:.2f}")
+        print(f"{name:32} {first:11.3f} {first - base_first:7.3f} {whole:8.3f} "
+              f"{whole - base_whole:7.3f} {p90:10.3f}")
+    for ours, theirs in pairs:
+        if ours in results and theirs in results:
+            first = statistics.median(results[ours][0]) / statistics.median(results[theirs][0])
+            whole = statistics.median(results[ours][1]) / statistics.median(results[theirs][1])
+            print(f"{ours} / {theirs}: first byte {first:.2f}, whole answer {whole:.2f}")
+    print()
+
+
+def main():
+    stdio_server = ["node", EVERYTHING, "stdio"]
+    server, url = start_server()
+    try:
+        bridges = {
+            "direct HTTP": over_http(url),
+            "reasons proxy --url": bridge([REASONS, "proxy", "--url", url]),
+            "mcp-remote": bridge([MCP_REMOTE, url, "--transport", "http-only"]),
+        }
+        faces = {
+            "direct HTTP": over_http(url),
+            "reasons proxy --listen --url": through(lambda: listening(["--url", url])),
+            "reasons proxy --listen -- SERVER": through(lambda: listening(["--", *stdio_server])),
+        }
+        if os.path.exists(SUPERGATEWAY):
+            faces["supergateway --stdio SERVER"] = through(lambda: supergateway(stdio_server))
+        else:
+            print(f"supergateway is not installed ({SUPERGATEWAY}): "
+                  "npm install --prefix target/bench-npm supergateway\n")
+    finally:
+        server.kill()
+    report("stdio bridges", bridges, "direct HTTP", [("reasons proxy --url", "mcp-remote")])
+    report("HTTP faces", faces, "direct HTTP",
+           [("reasons proxy --listen --url", "direct HTTP"),
+            ("reasons proxy --listen -- SERVER", "supergateway --stdio SERVER")])
 
 
 if __name__ == "__main__":

@@ -146,15 +146,18 @@ pub enum Command {
     /// cause, and a line that is not JSON a parse error (-32700); the proxy goes on. A server
     /// that answers 401 is signed in to with OAuth as the MCP spec says: the browser is opened
     /// once ($BROWSER, else xdg-open or open; the address is printed on stderr too), and the
-    /// tokens are kept in $XDG_CONFIG_HOME/reasons/mcp-auth/ (mode 0600; delete the server's
-    /// file to sign out), reused and refreshed. An Authorization given with --header wins.
+    /// tokens are kept in $XDG_CONFIG_HOME/reasons/mcp-auth/ (mode 0600; --sign-out deletes
+    /// the server's), reused and refreshed. An Authorization given with --header wins.
     ///
     /// With --listen ADDR the proxy is an HTTP server instead (MCP's Streamable HTTP), for
     /// clients configured with a URL: in front of the --url server (each client's session relayed
     /// to one of the server's, answers as JSON or event streams as they came), or of SERVER, one
-    /// process a session (started by `initialize`, ended by DELETE). A request whose Host is not
-    /// the proxy's or whose Origin is a web page elsewhere is refused (403), as the transport
-    /// asks against DNS rebinding; an unknown session id gets 404, a body that is not JSON -32700.
+    /// process a session (started by `initialize`, ended by DELETE). In front of a --url server
+    /// that asks for OAuth, the proxy signs in as above for the clients that send no
+    /// Authorization of their own, one sign-in for every session; a client's own is passed on,
+    /// and the server's answers to it as they came. A request whose Host is not the proxy's or
+    /// whose Origin is a web page elsewhere is refused (403), as the transport asks against DNS
+    /// rebinding; an unknown session id gets 404, a body that is not JSON -32700.
     /// It runs until Ctrl-C or SIGTERM, then ends the sessions still open and exits 0.
     Proxy(ProxyArgs),
     /// Apply the reasons layer at a model's API, for an agent's built-in tools too.
@@ -512,8 +515,21 @@ pub struct ProxyArgs {
     /// A header sent with every request to the --url server, as 'NAME: VALUE' (repeatable). A
     /// `${VARIABLE}` in the value is taken from the environment, so that no secret sits in a
     /// client's config file: --header 'Authorization: Bearer ${GITHUB_TOKEN}'.
-    #[arg(long, value_name = "NAME: VALUE", requires = "url")]
+    // Conflicting with SERVER as well: clap does not hold an argument to its `requires` when
+    // the required one conflicts with another that is present, as --url does with SERVER.
+    #[arg(
+        long,
+        value_name = "NAME: VALUE",
+        requires = "url",
+        conflicts_with = "server"
+    )]
     pub header: Vec<String>,
+
+    /// Sign out of the --url server: delete the tokens a sign-in kept for it, say which file
+    /// that was, and exit without starting anything. The next run signs in afresh.
+    // SERVER too, as for --header.
+    #[arg(long, requires = "url", conflicts_with_all = ["listen", "server"])]
+    pub sign_out: bool,
 
     /// The MCP server to run, and its arguments (after `--`).
     #[arg(

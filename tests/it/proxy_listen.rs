@@ -7,9 +7,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::proxy_remote::{has_layers_reason, method, scripted_server, VERSION};
+use crate::proxy_remote::{has_layers_reason, json_answer, method, scripted_server, VERSION};
 use crate::util::listening_proxy::{ListeningProxy, ENDPOINT};
-use crate::util::upstream::{request, Upstream};
+use crate::util::upstream::{request, Answer, Received, Upstream};
 use crate::util::{arg, eventually, mcp_fixture, read_reasons_log};
 
 fn tools_call(id: u64, tool: &str, arguments: Value) -> Value {
@@ -230,4 +230,73 @@ fn proxy_listen_in_front_of_a_url_adds_strips_and_logs_over_streamable_http() {
         posts_after, 1,
         "only the local page's listing reached the server"
     );
+}
+
+/// The token [`asks_for_a_token`] takes.
+const CLIENTS_OWN: &str = "Bearer the-clients-own";
+
+/// A server that asks for OAuth: a request without the one token it takes gets 401 with a
+/// Bearer challenge; one with it, the scripted server's answer. It publishes no metadata, so a
+/// sign-in fails at once, before any browser.
+fn asks_for_a_token(request: &Received) -> Answer {
+    if request.header("authorization") == Some(CLIENTS_OWN) {
+        return scripted_server(request);
+    }
+    json_answer(
+        "401 Unauthorized",
+        "www-authenticate: Bearer error=\"invalid_token\"\r\n",
+        &json!({"error": "invalid_token"}),
+    )
+}
+
+#[test]
+fn proxy_listen_keeps_a_clients_own_authorization_and_says_why_a_sign_in_for_the_others_failed() {
+    let server = Upstream::start(asks_for_a_token);
+    let proxy = ListeningProxy::start(&["--url", &format!("{}/mcp", server.url())]);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": VERSION, "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}});
+
+    // A client's own token goes to the server as it came, and the answers to it come back so.
+    let taken = proxy.post(None, &initialize, &[("authorization", CLIENTS_OWN)]);
+    assert_eq!(taken.status, 200, "{taken:?}");
+    let refused = proxy.post(None, &initialize, &[("authorization", "Bearer another")]);
+    assert_eq!(refused.status, 401, "{refused:?}");
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some("Bearer error=\"invalid_token\""),
+        "{refused:?}"
+    );
+    let sent: Vec<Option<String>> = server
+        .received()
+        .iter()
+        .map(|request| request.header("authorization").map(str::to_owned))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            Some(CLIENTS_OWN.to_owned()),
+            Some("Bearer another".to_owned())
+        ]
+    );
+
+    // A client without one has the proxy sign in; here that fails, and the request's own
+    // JSON-RPC error says what the server asked for, why the sign-in failed, and the other way.
+    let failed = proxy.post(None, &initialize, &[]);
+    assert_eq!(failed.status, 200, "{failed:?}");
+    let answer = failed.json();
+    assert_eq!(answer["id"], 1, "{answer}");
+    let message = answer["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("an error: {answer}"));
+    for said in [
+        "401 Unauthorized (WWW-Authenticate: Bearer error=\"invalid_token\")",
+        "the sign-in failed: its authorization server",
+        "publishes no metadata",
+        "--header 'Authorization: Bearer",
+    ] {
+        assert!(message.contains(said), "{said:?} in {message}");
+    }
+    let stderr = proxy.stderr_once("the sign-in failed");
+    assert!(!stderr.contains("opening your browser"), "{stderr}");
 }

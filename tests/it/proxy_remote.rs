@@ -25,7 +25,7 @@ fn proxy(url: &str, extra: &[&str], env: &[(&str, &str)]) -> McpSession {
 }
 
 /// A whole answer with a JSON body and these extra header lines, the connection closed after it.
-fn json_answer(status: &str, headers: &str, body: &Value) -> Answer {
+pub(crate) fn json_answer(status: &str, headers: &str, body: &Value) -> Answer {
     let body = body.to_string();
     Answer::Raw(
         format!(
@@ -456,5 +456,80 @@ fn proxy_remote_a_server_that_never_answers_initialize_ends_when_the_client_leav
         server.received().len(),
         1,
         "the ping waited for the session id"
+    );
+}
+
+#[test]
+fn proxy_remote_sign_out_removes_the_kept_tokens_and_says_which_file() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let config = dir.path().join("config");
+    let sign_out = || {
+        reasons()
+            .args([
+                "proxy",
+                "--url",
+                "https://mcp.example/mcp?key=secret",
+                "--sign-out",
+            ])
+            .env("XDG_CONFIG_HOME", &config)
+            .output()
+            .expect("reasons runs")
+    };
+
+    // Nothing kept yet: it says so, and where it looked.
+    let nothing = sign_out();
+    assert_eq!(nothing.status.code(), Some(0), "{nothing:?}");
+    let said = String::from_utf8(nothing.stdout).expect("UTF-8");
+    let file = said
+        .strip_prefix("No sign-in kept for https://mcp.example/mcp: ")
+        .and_then(|rest| rest.strip_suffix(" does not exist\n"))
+        .unwrap_or_else(|| panic!("{said:?}"));
+    let file = std::path::PathBuf::from(file);
+    assert!(file.starts_with(config.join("reasons/mcp-auth")), "{said}");
+
+    std::fs::create_dir_all(file.parent().expect("a folder")).expect("the token folder");
+    std::fs::write(&file, r#"{"access_token": "kept"}"#).expect("a token file");
+    let removed = sign_out();
+    assert_eq!(removed.status.code(), Some(0), "{removed:?}");
+    assert_eq!(
+        String::from_utf8(removed.stdout).expect("UTF-8"),
+        format!(
+            "Signed out of https://mcp.example/mcp: removed {}\n",
+            file.display()
+        )
+    );
+    assert!(!file.exists(), "the tokens are gone");
+
+    // Signing out is of a --url server, and starts nothing.
+    let server = reasons()
+        .args(["proxy", "--sign-out", "--", "true"])
+        .output()
+        .expect("reasons runs");
+    assert_eq!(server.status.code(), Some(2), "{server:?}");
+    assert!(
+        String::from_utf8_lossy(&server.stderr).contains("'--sign-out' cannot be used with"),
+        "{server:?}"
+    );
+    let bad = reasons()
+        .args(["proxy", "--url", "mcp.example", "--sign-out"])
+        .output()
+        .expect("reasons runs");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--url mcp.example: expected an http"),
+        "{bad:?}"
+    );
+}
+
+#[test]
+fn proxy_a_header_for_a_stdio_server_is_an_error_rather_than_ignored() {
+    let ran = reasons()
+        .args(["proxy", "--header", "X-Team: blue", "--", "true"])
+        .output()
+        .expect("reasons runs");
+    assert_eq!(ran.status.code(), Some(2), "{ran:?}");
+    assert!(
+        String::from_utf8_lossy(&ran.stderr).contains("'--header <NAME: VALUE>' cannot be used"),
+        "{ran:?}"
     );
 }

@@ -105,6 +105,9 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             let position = position(args.reason_position);
             let otlp = otlp::endpoint(args.otlp);
             let masking = masking(args.mask);
+            if let (true, Some(url)) = (args.sign_out, &args.url) {
+                return proxy::remote::sign_out(url, &mut io::stdout().lock());
+            }
             if let Some(listen) = args.listen {
                 return proxy::listen::run(proxy::listen::Options {
                     listen: &listen,

@@ -3,7 +3,9 @@
 //! Streamable HTTP server (`tests/it/python/mcp_oauth_server.py`), and a "browser" that follows
 //! the authorization URL to the proxy's loopback listener (`oauth_browser.py`), so that the whole
 //! sign-in runs without a person. Then the token is reused by the next run, and refreshed when
-//! the server no longer takes it.
+//! the server no longer takes it. `--listen --url` signs in the same way for the SDK's own
+//! Streamable HTTP client, which sends no token, while a client that sends one of its own gets
+//! the server's answer to it.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -11,8 +13,9 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
+use crate::util::listening_proxy::ListeningProxy;
 use crate::util::mcp_session::McpSession;
-use crate::util::real_parts::{part, PYTHON};
+use crate::util::real_parts::{part, python_script, PYTHON};
 use crate::util::{arg, eventually, read_reasons_log, reasons, root};
 
 /// The SDK's server, ended when its stdin closes (when this is dropped).
@@ -61,8 +64,8 @@ impl Drop for OAuthServer {
     }
 }
 
-/// One session through the proxy: initialize, list the tools, call `echo` with a reason.
-fn session(server: &OAuthServer, dir: &Path, log: &Path) -> (Value, Value, String) {
+/// The scripted browser, as a program `$BROWSER` can name.
+fn browser(dir: &Path) -> PathBuf {
     let browser = dir.join("browser");
     std::fs::write(
         &browser,
@@ -78,6 +81,12 @@ fn session(server: &OAuthServer, dir: &Path, log: &Path) -> (Value, Value, Strin
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .expect("the browser script runs");
+    browser
+}
+
+/// One session through the proxy: initialize, list the tools, call `echo` with a reason.
+fn session(server: &OAuthServer, dir: &Path, log: &Path) -> (Value, Value, String) {
+    let browser = browser(dir);
     let mut command = reasons();
     command
         .args(["proxy", "--url", &server.url, "--reasons-log", arg(log)])
@@ -165,12 +174,7 @@ fn real_proxy_remote_signs_in_with_oauth_keeps_the_token_and_refreshes_it() {
         );
     }
 
-    let files: Vec<PathBuf> = std::fs::read_dir(dir.path().join("config/reasons/mcp-auth"))
-        .expect("the token folder")
-        .map(|entry| entry.expect("an entry").path())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let token_file = &files[0];
+    let token_file = &token_file(&dir.path().join("config"));
     use std::os::unix::fs::PermissionsExt;
     let mode = |path: &Path| {
         std::fs::metadata(path)
@@ -209,4 +213,136 @@ fn real_proxy_remote_signs_in_with_oauth_keeps_the_token_and_refreshes_it() {
     });
     assert!(refreshed["refresh_token"].is_string(), "{refreshed}");
     assert_eq!(mode(token_file), 0o600);
+}
+
+/// The one token file under `config`, where a sign-in kept its tokens.
+fn token_file(config: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(config.join("reasons/mcp-auth"))
+        .expect("the token folder")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+#[test]
+#[ignore = "needs the real parts: .ci/real-parts target/real-parts"]
+fn real_proxy_listen_signs_in_for_the_python_sdks_http_client_and_reuses_the_token() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let server = OAuthServer::start(dir.path());
+    let log = dir.path().join("reasons.jsonl");
+    let config = dir.path().join("config");
+    let browser = browser(dir.path());
+    let opened_file = dir.path().join("opened");
+    let listening = || {
+        ListeningProxy::start_with(
+            &["--url", &server.url, "--reasons-log", arg(&log)],
+            &[
+                ("XDG_CONFIG_HOME", config.as_os_str()),
+                ("BROWSER", browser.as_os_str()),
+                ("OPENED", opened_file.as_os_str()),
+            ],
+        )
+    };
+    let call = |proxy: &ListeningProxy, message: &str| {
+        python_script(
+            "mcp_http_echo.py",
+            &[
+                &proxy.url(),
+                message,
+                "to check the sign-in through --listen",
+            ],
+        )
+    };
+
+    // The first run: the client sends no token; the proxy signs in through the browser and
+    // sends the request again with its token.
+    let proxy = listening();
+    let got = call(&proxy, "signed in through the face");
+    let echo = &got["tools"][0];
+    assert_eq!(echo["name"], "echo", "{got}");
+    assert!(
+        echo["inputSchema"]["properties"]["reason"].is_object(),
+        "{got}"
+    );
+    assert_eq!(
+        got["echo"]["content"][0]["text"], "Echo: signed in through the face",
+        "{got}"
+    );
+    proxy.stderr_once("opening your browser at");
+    assert_eq!(opened(dir.path()), 1);
+    assert_eq!(server.events("authorize").len(), 1);
+    assert_eq!(server.events("token").len(), 1);
+    let logged = eventually("the reason is logged", || {
+        log.exists()
+            .then(|| read_reasons_log(&log))
+            .filter(|records| !records.is_empty())
+    });
+    assert_eq!(logged[0]["tool"], "echo", "{logged:?}");
+    assert_eq!(
+        logged[0]["reason"], "to check the sign-in through --listen",
+        "{logged:?}"
+    );
+    let http = server.events("http");
+    let call_received = http
+        .iter()
+        .find(|event| {
+            event["body"]
+                .as_str()
+                .is_some_and(|body| body.contains("through the face"))
+        })
+        .expect("the call reached the server");
+    assert_eq!(call_received["bearer"], true, "{call_received}");
+    assert!(
+        !call_received["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("reason"),
+        "{call_received}"
+    );
+    let kept = token_file(&config);
+
+    // A client that sends a token of its own keeps it: the server's 401 to it comes back as it
+    // was, and nobody is asked to sign in.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "reasons-test", "version": "1"}}});
+    let refused = proxy.post(
+        None,
+        &initialize,
+        &[("authorization", "Bearer the-clients-own")],
+    );
+    assert_eq!(refused.status, 401, "{refused:?}");
+    assert!(
+        refused
+            .header("www-authenticate")
+            .is_some_and(|challenge| challenge.contains("Bearer")),
+        "{refused:?}"
+    );
+    drop(proxy);
+
+    // The second run: the kept token, no browser.
+    let proxy = listening();
+    let got = call(&proxy, "signed in before");
+    assert_eq!(
+        got["echo"]["content"][0]["text"], "Echo: signed in before",
+        "{got}"
+    );
+    assert_eq!(opened(dir.path()), 1);
+    assert_eq!(server.events("token").len(), 1);
+    assert_eq!(token_file(&config), kept);
+
+    // Signing out deletes the very file both faces used.
+    let signed_out = reasons()
+        .args(["proxy", "--url", &server.url, "--sign-out"])
+        .env("XDG_CONFIG_HOME", &config)
+        .output()
+        .expect("reasons runs");
+    assert_eq!(signed_out.status.code(), Some(0), "{signed_out:?}");
+    assert!(
+        String::from_utf8_lossy(&signed_out.stdout)
+            .contains(&format!("removed {}", kept.display())),
+        "{signed_out:?}"
+    );
+    assert!(!kept.exists());
 }

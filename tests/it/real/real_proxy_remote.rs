@@ -17,13 +17,13 @@ use crate::util::real_parts::{part, MCP_SERVER_EVERYTHING};
 use crate::util::{arg, read_reasons_log, reasons};
 
 /// server-everything listening on a loopback port of its own; ended when dropped.
-struct Everything {
+pub(super) struct Everything {
     child: Child,
-    port: u16,
+    pub(super) port: u16,
 }
 
 impl Everything {
-    fn start() -> Everything {
+    pub(super) fn start() -> Everything {
         // The server takes its port from PORT and says it only as given: a free one is found
         // first.
         let port = TcpListener::bind("127.0.0.1:0")
@@ -67,7 +67,7 @@ impl Drop for Everything {
 }
 
 /// Relays TCP connections from a loopback port to `port`, keeping every byte sent towards it.
-fn recording_relay(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
+pub(super) fn recording_relay(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let relay_port = listener.local_addr().expect("its address").port();
     let sent = Arc::new(Mutex::new(Vec::new()));

@@ -1,6 +1,7 @@
 //! `reasons proxy --listen 127.0.0.1:0 …` started for a test, and what a client configured with
 //! its URL sends it: one Streamable HTTP POST at a time, over [`upstream::request`].
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Stdio};
@@ -28,9 +29,15 @@ pub struct ListeningProxy {
 impl ListeningProxy {
     /// `reasons proxy --listen 127.0.0.1:0 ARGS`, once it says where it listens.
     pub fn start(args: &[&str]) -> ListeningProxy {
+        ListeningProxy::start_with(args, &[])
+    }
+
+    /// [`ListeningProxy::start`] with these environment variables besides.
+    pub fn start_with(args: &[&str], env: &[(&str, &OsStr)]) -> ListeningProxy {
         let mut child = reasons()
             .args(["proxy", "--listen", "127.0.0.1:0"])
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

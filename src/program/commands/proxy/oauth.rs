@@ -5,17 +5,22 @@
 //! the browser sent back to a listener on 127.0.0.1. The tokens are kept in a file of the
 //! person's own (mode 0600) and refreshed with the refresh token when they expire or are refused.
 //!
-//! Every request to the server asks [`OAuth::bearer`] for the token to send; a sign-in or a
-//! refresh holds one lock, so that the requests waiting meanwhile get the one new token rather
-//! than each opening the browser.
+//! Every request to the server goes through [`OAuth::send`], which gives it the token to send
+//! and signs in on a 401; a sign-in or a refresh holds one lock, so that the requests waiting
+//! meanwhile get the one new token rather than each opening the browser.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use anyhow::Context;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use hyper::{Method, Request, Uri};
+use hyper::header::{
+    HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
+};
+use hyper::{Method, Request, Response, StatusCode, Uri};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -90,11 +95,12 @@ impl Tokens {
 struct State {
     tokens: Option<Tokens>,
     /// Why the sign-in failed: said to every request after, rather than opening the browser
-    /// again for each.
+    /// again for each, until a client starts a new session ([`OAuth::start_over`]).
     failed: Option<String>,
 }
 
-/// The sign-in state for one server.
+/// The sign-in state for one server, shared by every request to it (and, behind `--listen`, by
+/// every client's session).
 pub(super) struct OAuth {
     client: HttpsClient<Full<Bytes>>,
     server: Uri,
@@ -104,8 +110,18 @@ pub(super) struct OAuth {
 }
 
 impl OAuth {
-    /// The state for `server`, with the tokens a previous run kept for it.
-    pub(super) fn new(client: HttpsClient<Full<Bytes>>, server: Uri, shown: String) -> OAuth {
+    /// The state for `server` (shown as `shown`), with the tokens a previous run kept for it;
+    /// `None` when the person gave an `Authorization` of their own among `headers` (`--header`),
+    /// which wins.
+    pub(super) fn unless_given(
+        client: HttpsClient<Full<Bytes>>,
+        server: Uri,
+        shown: String,
+        headers: &[(HeaderName, HeaderValue)],
+    ) -> Option<Arc<OAuth>> {
+        if headers.iter().any(|(name, _)| name == AUTHORIZATION) {
+            return None;
+        }
         let file = token_file(&server.to_string());
         let tokens = file
             .as_deref()
@@ -113,7 +129,7 @@ impl OAuth {
             .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
             .and_then(|json| Tokens::from_json(&json))
             .filter(|tokens| tokens.server == server.to_string());
-        OAuth {
+        Some(Arc::new(OAuth {
             client,
             server,
             shown,
@@ -122,22 +138,67 @@ impl OAuth {
                 tokens,
                 failed: None,
             }),
+        }))
+    }
+
+    /// Sends one request signed in. `send` sends it once with the `Authorization` it is given
+    /// (none before any sign-in). A 401 that asks for OAuth gets a new token, refreshed or from
+    /// the person signing in, and the request is sent once more with it; any other answer is
+    /// the caller's. A sign-in that fails, or that nobody completes in time, is the error, in
+    /// words for the person.
+    pub(super) async fn send<B, F, Sent>(self: &Arc<Self>, send: F) -> Result<Response<B>, String>
+    where
+        F: Fn(Option<HeaderValue>) -> Sent,
+        Sent: Future<Output = Result<Response<B>, String>>,
+    {
+        let bearer = self.bearer(None, None).await?;
+        let response = send(bearer.clone()).await?;
+        if response.status() != StatusCode::UNAUTHORIZED {
+            return Ok(response);
         }
+        let challenge = response
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if !asks_for_sign_in(&challenge) {
+            return Ok(response);
+        }
+        match self.bearer(bearer, Some(challenge)).await? {
+            Some(renewed) => send(Some(renewed)).await,
+            None => Ok(response),
+        }
+    }
+
+    /// Forgets a sign-in that failed, so that the next 401 signs in afresh: what a client that
+    /// starts a new session asks for, as the failure's message tells the person to.
+    pub(super) async fn start_over(&self) {
+        self.state.lock().await.failed = None;
     }
 
     /// The `Authorization` value to send. `refused` is the one the server just answered 401 to
     /// (with `challenge`, its WWW-Authenticate): then a new token is got, by refreshing or by
     /// signing in. `None` before any sign-in, when the server has not asked for one.
-    ///
-    /// Boxed: every request awaits it, and the sign-in's state is large and rarely needed.
-    pub(super) fn bearer<'a>(
-        &'a self,
-        refused: Option<&'a HeaderValue>,
-        challenge: Option<&'a str>,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<Option<HeaderValue>, String>> + Send + 'a>,
-    > {
-        Box::pin(self.current_or_new(refused, challenge))
+    async fn bearer(
+        self: &Arc<Self>,
+        refused: Option<HeaderValue>,
+        challenge: Option<String>,
+    ) -> Result<Option<HeaderValue>, String> {
+        if let Some(at_hand) = at_hand(&*self.state.lock().await, refused.as_ref(), &challenge) {
+            return at_hand;
+        }
+        // A refresh or a sign-in runs on a task of its own: a client that stops waiting for its
+        // answer must not end a sign-in the person is in the middle of. The requests that come
+        // meanwhile wait for the state's lock, then take the tokens it got.
+        let oauth = Arc::clone(self);
+        tokio::spawn(async move {
+            oauth
+                .current_or_new(refused.as_ref(), challenge.as_deref())
+                .await
+        })
+        .await
+        .unwrap_or_else(|error| Err(format!("the sign-in to {} stopped: {error}", self.shown)))
     }
 
     async fn current_or_new(
@@ -146,19 +207,10 @@ impl OAuth {
         challenge: Option<&str>,
     ) -> Result<Option<HeaderValue>, String> {
         let mut state = self.state.lock().await;
-        if let Some(failed) = &state.failed {
-            return Err(failed.clone());
+        if let Some(at_hand) = at_hand(&state, refused, &challenge) {
+            return at_hand;
         }
-        let now = now();
         if let Some(tokens) = &state.tokens {
-            let value = bearer_value(&tokens.access_token);
-            let expired = tokens
-                .expires_at
-                .is_some_and(|at| at <= now + EXPIRY_MARGIN);
-            let is_refused = refused.is_some_and(|refused| Some(refused) == value.as_ref());
-            if !expired && !is_refused {
-                return Ok(value);
-            }
             if let Some(renewed) = self.refresh(tokens).await {
                 let value = bearer_value(&renewed.access_token);
                 self.keep(&mut state, renewed);
@@ -166,10 +218,8 @@ impl OAuth {
             }
             if refused.is_none() && challenge.is_none() {
                 // Expired by its clock and not refreshed: the server has the last word.
-                return Ok(value);
+                return Ok(bearer_value(&tokens.access_token));
             }
-        } else if refused.is_none() && challenge.is_none() {
-            return Ok(None);
         }
         match tokio::time::timeout(SIGN_IN_TIMEOUT, self.sign_in(challenge)).await {
             Ok(Ok(tokens)) => {
@@ -457,6 +507,40 @@ fn bearer_value(token: &str) -> Option<HeaderValue> {
     Some(value)
 }
 
+/// What `state` answers without asking anyone: the failure already met; the token kept while it
+/// is neither expired nor the one `refused`; nothing before a sign-in the server has not asked
+/// for. `None` when a token must be got.
+fn at_hand<T>(
+    state: &State,
+    refused: Option<&HeaderValue>,
+    challenge: &Option<T>,
+) -> Option<Result<Option<HeaderValue>, String>> {
+    if let Some(failed) = &state.failed {
+        return Some(Err(failed.clone()));
+    }
+    let Some(tokens) = &state.tokens else {
+        return (refused.is_none() && challenge.is_none()).then_some(Ok(None));
+    };
+    let value = bearer_value(&tokens.access_token);
+    let expired = tokens
+        .expires_at
+        .is_some_and(|at| at <= now() + EXPIRY_MARGIN);
+    let is_refused = refused.is_some_and(|refused| Some(refused) == value.as_ref());
+    (!expired && !is_refused).then_some(Ok(value))
+}
+
+/// Whether a 401's `WWW-Authenticate` asks for what this module does: a Bearer challenge, or
+/// none at all (the MCP spec then has the client look for the server's metadata at the
+/// well-known paths). Another scheme (Basic, say) is not ours to answer.
+pub(super) fn asks_for_sign_in(challenge: &str) -> bool {
+    challenge.trim().is_empty()
+        || challenge.split(',').any(|part| {
+            part.split_whitespace()
+                .next()
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
+        })
+}
+
 /// `kept` with what a token endpoint answered.
 fn tokens_from(answer: Value, mut kept: Tokens) -> Tokens {
     let text = |name: &str| answer.get(name).and_then(Value::as_str).map(str::to_owned);
@@ -493,6 +577,17 @@ pub(super) fn token_file(server: &str) -> Option<PathBuf> {
         .map(|byte| format!("{byte:02x}"))
         .collect();
     Some(config.join("reasons/mcp-auth").join(format!("{name}.json")))
+}
+
+/// Deletes the tokens kept for `server`: the file they were in, and whether there was one.
+pub(super) fn sign_out(server: &Uri) -> anyhow::Result<(PathBuf, bool)> {
+    let file = token_file(&server.to_string())
+        .context("cannot tell where sign-ins are kept: neither XDG_CONFIG_HOME nor HOME is set")?;
+    match std::fs::remove_file(&file) {
+        Ok(()) => Ok((file, true)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok((file, false)),
+        Err(error) => Err(error).with_context(|| format!("cannot remove {}", file.display())),
+    }
 }
 
 /// Writes `tokens` where only the person can read them: the folder 0700, the file 0600, whole
@@ -837,6 +932,17 @@ mod tests {
             parse_challenge("Bearer resource_metadata=https://a.test/m").resource_metadata,
             Some("https://a.test/m".to_owned())
         );
+    }
+
+    #[test]
+    fn a_bearer_challenge_or_none_asks_for_a_sign_in_and_another_scheme_does_not() {
+        assert!(asks_for_sign_in(""));
+        assert!(asks_for_sign_in(
+            r#"Bearer error="invalid_token", resource_metadata="https://x.test/m""#
+        ));
+        assert!(asks_for_sign_in(r#"Basic realm="x", bearer scope="read""#));
+        assert!(!asks_for_sign_in(r#"Basic realm="x""#));
+        assert!(!asks_for_sign_in(r#"Negotiate, Digest realm="bearer""#));
     }
 
     #[test]

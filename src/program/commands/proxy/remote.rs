@@ -75,7 +75,7 @@ struct Remote {
     headers: Vec<(HeaderName, HeaderValue)>,
     /// Signing in as the MCP spec's authorization says; none when the person gave an
     /// `Authorization` header of their own.
-    oauth: Option<OAuth>,
+    oauth: Option<Arc<OAuth>>,
     session: Mutex<Session>,
     /// The messages for the client, to the thread that writes them.
     to_client: std_mpsc::Sender<Vec<u8>>,
@@ -146,8 +146,7 @@ pub fn run(
 
     let shown = shown_url(&uri);
     let client = crate::program::http::client(CONNECT_TIMEOUT);
-    let oauth = (!headers.iter().any(|(name, _)| name == AUTHORIZATION))
-        .then(|| OAuth::new(client.clone(), uri.clone(), shown.clone()));
+    let oauth = OAuth::unless_given(client.clone(), uri.clone(), shown.clone(), &headers);
     let remote = Arc::new(Remote {
         client,
         url: uri,
@@ -216,6 +215,22 @@ pub fn run(
     let _ = writer.join();
     if let Some(spans) = spans {
         spans.flush();
+    }
+    Ok(ExitCode::Success)
+}
+
+/// `reasons proxy --url URL --sign-out`: deletes the tokens a sign-in kept for the server and
+/// says which file that was, or that there was none.
+pub fn sign_out(url: &str, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let server = server_url(url)?;
+    let shown = shown_url(&server);
+    match super::oauth::sign_out(&server)? {
+        (file, true) => writeln!(out, "Signed out of {shown}: removed {}", file.display())?,
+        (file, false) => writeln!(
+            out,
+            "No sign-in kept for {shown}: {} does not exist",
+            file.display()
+        )?,
     }
     Ok(ExitCode::Success)
 }
@@ -567,36 +582,22 @@ impl Remote {
         let _ = tokio::time::timeout(GRACE, self.send(Method::DELETE, None, None)).await;
     }
 
-    /// One request to the server, signed in when it asks for that: a 401 gets a new token (by
-    /// refreshing, or by the person signing in) and the request is sent once more with it.
+    /// One request to the server, signed in when it asks for that.
     async fn send(
         &self,
         method: Method,
         body: Option<Bytes>,
         last_event_id: Option<&str>,
     ) -> Result<Response<Incoming>, Cause> {
-        let Some(oauth) = &self.oauth else {
-            return self.send_once(method, body, last_event_id, None).await;
-        };
-        let bearer = oauth.bearer(None, None).await?;
-        let response = self
-            .send_once(method.clone(), body.clone(), last_event_id, bearer.as_ref())
-            .await?;
-        if response.status() != StatusCode::UNAUTHORIZED {
-            return Ok(response);
-        }
-        let challenge = response
-            .headers()
-            .get(WWW_AUTHENTICATE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        match oauth.bearer(bearer.as_ref(), Some(&challenge)).await? {
-            Some(renewed) => {
-                self.send_once(method, body, last_event_id, Some(&renewed))
+        match &self.oauth {
+            Some(oauth) => {
+                oauth
+                    .send(|bearer| {
+                        self.send_once(method.clone(), body.clone(), last_event_id, bearer)
+                    })
                     .await
             }
-            None => Ok(response),
+            None => self.send_once(method, body, last_event_id, None).await,
         }
     }
 
@@ -606,7 +607,7 @@ impl Remote {
         method: Method,
         body: Option<Bytes>,
         last_event_id: Option<&str>,
-        bearer: Option<&HeaderValue>,
+        bearer: Option<HeaderValue>,
     ) -> Result<Response<Incoming>, Cause> {
         let mut request = Request::builder()
             .method(method.clone())
@@ -634,7 +635,7 @@ impl Remote {
             headers.insert(LAST_EVENT_ID, last);
         }
         if let Some(bearer) = bearer {
-            headers.insert(AUTHORIZATION, bearer.clone());
+            headers.insert(AUTHORIZATION, bearer);
         }
         for (name, value) in &self.headers {
             headers.insert(name.clone(), value.clone());

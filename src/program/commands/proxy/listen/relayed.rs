@@ -6,6 +6,12 @@
 //! event. The server's session ids are the client's, each with a layer of its own; only the layer
 //! changes what passes. A fault on the way (the server unreachable, an answer cut short) is each
 //! waiting request's JSON-RPC error naming it.
+//!
+//! A client that sends no `Authorization` of its own has the proxy sign in for it, as `--url`
+//! does (what `mcp-remote` does): a 401 that asks for OAuth is answered by the one sign-in of
+//! [`OAuth`], shared by every session, its tokens kept where `--url` keeps them for the server,
+//! and the request sent again with the token. A client that sends its own keeps it, and gets the
+//! server's answers as they came, a 401 too.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -17,8 +23,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body, Frame, Incoming};
 use hyper::header::{
-    HeaderMap, HeaderName, HeaderValue, ACCEPT_ENCODING, CONTENT_LENGTH, COOKIE, HOST, ORIGIN,
-    REFERER,
+    HeaderMap, HeaderName, HeaderValue, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_LENGTH, COOKIE,
+    HOST, ORIGIN, REFERER,
 };
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode, Uri};
@@ -29,6 +35,7 @@ use super::{
     GRACE, SESSION_ID,
 };
 use crate::program::commands::proxy::jsonrpc::{error_message, from_server, TRANSPORT_ERROR};
+use crate::program::commands::proxy::oauth::OAuth;
 use crate::program::commands::proxy::remote::{content_type, server_url, shown_url};
 use crate::program::commands::proxy::sse::EventReader;
 
@@ -44,6 +51,9 @@ pub(in crate::program::commands::proxy) struct Relayed {
     /// The URL as shown in messages: without its query, which may carry a key.
     shown: String,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// Signing in for the clients that send no `Authorization`; none when the person gave one
+    /// with `--header`.
+    oauth: Option<Arc<OAuth>>,
     layers: Arc<Layers>,
     /// Each session's layer, by the id the server gave.
     sessions: Mutex<HashMap<String, Arc<SessionLayer>>>,
@@ -63,11 +73,15 @@ impl Relayed {
         let headers = crate::program::commands::proxy::headers::parse(headers, |name| {
             std::env::var(name).ok()
         })?;
+        let client = http::client(CONNECT_TIMEOUT);
+        let shown = shown_url(&url);
+        let oauth = OAuth::unless_given(client.clone(), url.clone(), shown.clone(), &headers);
         Ok(Relayed {
-            client: http::client(CONNECT_TIMEOUT),
-            shown: shown_url(&url),
+            client,
+            shown,
             url,
             headers,
+            oauth,
             layers,
             sessions: Mutex::new(HashMap::new()),
             sessionless: Mutex::new(None),
@@ -101,6 +115,13 @@ impl Relayed {
             None if message.initialize.is_some() => (Arc::new(self.layers.session()), true),
             None => (self.sessionless(), false),
         };
+        // A new session of a client the proxy signs in for may try a sign-in that failed again;
+        // one with its own Authorization neither needs that nor waits for a sign-in under way.
+        if message.initialize.is_some() && !parts.headers.contains_key(AUTHORIZATION) {
+            if let Some(oauth) = &self.oauth {
+                oauth.start_over().await;
+            }
+        }
         let body = layer.client_message(&message.body);
         let response = match self
             .send(Method::POST, forwarded(&parts.headers), Bytes::from(body))
@@ -208,9 +229,34 @@ impl Relayed {
         }
     }
 
-    /// One request to the server, with the `--header`s; a fault is said once and returned as
-    /// the cause.
+    /// One request to the server, signed in for a client that sends no `Authorization` of its
+    /// own; a fault is said once and returned as the cause.
     async fn send(
+        &self,
+        method: Method,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<Incoming>, String> {
+        let oauth = match &self.oauth {
+            Some(oauth) if !headers.contains_key(AUTHORIZATION) => oauth,
+            _ => return self.send_once(method, headers, body).await,
+        };
+        let relayed = self;
+        let (method, headers, body) = (&method, &headers, &body);
+        oauth
+            .send(move |bearer| {
+                let mut headers = headers.clone();
+                if let Some(bearer) = bearer {
+                    headers.insert(AUTHORIZATION, bearer);
+                }
+                relayed.send_once(method.clone(), headers, body.clone())
+            })
+            .await
+            .inspect_err(|cause| self.said.once(&format!("proxy: {cause}")))
+    }
+
+    /// One request to the server, with the `--header`s.
+    async fn send_once(
         &self,
         method: Method,
         headers: HeaderMap,
