@@ -107,15 +107,7 @@ pub fn browser_script(script: &str, plan: &serde_json::Value) -> serde_json::Val
         .arg(python)
         .arg(root().join("tests/it/python").join(script))
         .arg(plan_file.path());
-    let output = crate::util::bounded::run_bounded(command);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{script} failed: {stderr}");
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
-        panic!(
-            "{script} printed no JSON ({error}): {}\nstderr: {stderr}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
+    printed_json(script, crate::util::bounded::run_bounded(command))
 }
 
 /// Runs one of the Python scripts in `tests/it/python` with the SDKs' venv, and parses the JSON
@@ -140,7 +132,15 @@ pub fn python_script_within(
     crate::util::environment::clear(&mut command)
         .arg(root().join("tests/it/python").join(script))
         .args(args);
-    let output = crate::util::bounded::run_bounded_within(command, limit);
+    printed_json(
+        script,
+        crate::util::bounded::run_bounded_within(command, limit),
+    )
+}
+
+/// The one JSON object `script` printed, once it ended well.
+#[track_caller]
+fn printed_json(script: &str, output: std::process::Output) -> serde_json::Value {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{script} failed: {stderr}");
     serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
