@@ -55,6 +55,18 @@ impl OAuthServer {
             .filter(|event| event["event"] == kind)
             .collect()
     }
+
+    /// The HTTP request the server received whose body holds `text`.
+    fn received(&self, text: &str) -> Value {
+        self.events("http")
+            .into_iter()
+            .find(|event| {
+                event["body"]
+                    .as_str()
+                    .is_some_and(|body| body.contains(text))
+            })
+            .unwrap_or_else(|| panic!("no request holding {text:?} reached the server"))
+    }
 }
 
 impl Drop for OAuthServer {
@@ -149,20 +161,13 @@ fn real_proxy_remote_signs_in_with_oauth_keeps_the_token_and_refreshes_it() {
             .any(|entry| entry.to_string().contains("to check the sign-in")),
         "{reasons_logged:?}"
     );
-    let http = server.events("http");
-    let call = http
-        .iter()
-        .find(|event| {
-            event["body"]
-                .as_str()
-                .is_some_and(|body| body.contains("signed in"))
-        })
-        .expect("the call reached the server");
+    let call = server.received("signed in");
     assert!(
         !call["body"].as_str().unwrap_or_default().contains("reason"),
         "{call}"
     );
     // Every request once signed in carries the token: the GET stream and the DELETE too.
+    let http = server.events("http");
     let signed_in: Vec<&Value> = http
         .iter()
         .filter(|event| event["bearer"] == true)
@@ -283,15 +288,7 @@ fn real_proxy_listen_signs_in_for_the_python_sdks_http_client_and_reuses_the_tok
         logged[0]["reason"], "to check the sign-in through --listen",
         "{logged:?}"
     );
-    let http = server.events("http");
-    let call_received = http
-        .iter()
-        .find(|event| {
-            event["body"]
-                .as_str()
-                .is_some_and(|body| body.contains("through the face"))
-        })
-        .expect("the call reached the server");
+    let call_received = server.received("through the face");
     assert_eq!(call_received["bearer"], true, "{call_received}");
     assert!(
         !call_received["body"]

@@ -32,6 +32,20 @@ use crate::util::{arg, free_port};
 /// proves it ran.
 const COMMAND: &str = "printf '%s-%s' shell ran > marker";
 
+/// A person's `openclaw.json`: a provider of theirs pointing straight at the model, with its key,
+/// and its model the default.
+fn persons_config(upstream: &Upstream) -> Value {
+    json!({
+        "models": {"providers": {"mine": {
+            "baseUrl": format!("{}/v1", upstream.url()),
+            "apiKey": KEY,
+            "api": "openai-completions",
+            "models": [{"id": "gpt-4.1", "name": "gpt-4.1"}],
+        }}},
+        "agents": {"defaults": {"model": {"primary": "mine/gpt-4.1"}}},
+    })
+}
+
 fn openclaw_run(strip: bool) {
     let sandbox = Sandbox::new();
     let upstream = Upstream::start(one_call_model(
@@ -43,15 +57,7 @@ fn openclaw_run(strip: bool) {
     let home = sandbox.path("home");
     let work = sandbox.path("work");
     let state = home.join(".openclaw");
-    let config = json!({
-        "models": {"providers": {"mine": {
-            "baseUrl": format!("{}/v1", upstream.url()),
-            "apiKey": KEY,
-            "api": "openai-completions",
-            "models": [{"id": "gpt-4.1", "name": "gpt-4.1"}],
-        }}},
-        "agents": {"defaults": {"model": {"primary": "mine/gpt-4.1"}}},
-    });
+    let config = persons_config(&upstream);
     let untouched = Untouched::write(&[(
         state.join("openclaw.json"),
         serde_json::to_string_pretty(&config).unwrap(),
@@ -125,19 +131,9 @@ fn control_ui(approve: bool) {
         json!({"command": SHOWN_COMMAND, "reason": SHOWN_REASON}),
         ANSWER,
     ));
-    let mut config = json!({
-        "models": {"providers": {"mine": {
-            "baseUrl": format!("{}/v1", upstream.url()),
-            "apiKey": KEY,
-            "api": "openai-completions",
-            "models": [{"id": "gpt-4.1", "name": "gpt-4.1"}],
-        }}},
-        "agents": {"defaults": {
-            "model": {"primary": "mine/gpt-4.1"},
-            "workspace": sandbox.path("work"),
-        }},
-        "gateway": {"mode": "local", "bind": "loopback", "auth": {"mode": "none"}},
-    });
+    let mut config = persons_config(&upstream);
+    config["agents"]["defaults"]["workspace"] = json!(sandbox.path("work"));
+    config["gateway"] = json!({"mode": "local", "bind": "loopback", "auth": {"mode": "none"}});
     if approve {
         config["tools"] = json!({"exec": {"mode": "ask"}});
     }
